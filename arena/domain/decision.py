@@ -1,0 +1,54 @@
+"""What an agent decides in one round: bets, sells and stated forecasts. Pure data, validated by the broker."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from arena.money import Money
+
+
+@dataclass(frozen=True)
+class Bet:
+    """Spend `amount` on `outcome` of `market_id`. `stated_probability` is the agent's P(YES), if it gave one."""
+
+    market_id: str
+    outcome: str
+    amount: Money
+    stated_probability: float | None = None
+    rationale: str = ""
+
+
+@dataclass(frozen=True)
+class Sell:
+    """Sell `fraction` (0 < fraction ≤ 1) of the position in `outcome` of `market_id`."""
+
+    market_id: str
+    outcome: str
+    fraction: Decimal = Decimal(1)
+    rationale: str = ""
+
+
+Action = Bet | Sell
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One agent's round. No actions means HOLD. `forecasts` maps market id → stated P(YES)."""
+
+    actions: tuple[Action, ...] = ()
+    forecasts: Mapping[str, float] = field(default_factory=dict)
+    reasoning: str = ""
+
+    @property
+    def bets(self) -> tuple[Bet, ...]:
+        return tuple(a for a in self.actions if isinstance(a, Bet))
+
+    @property
+    def sells(self) -> tuple[Sell, ...]:
+        return tuple(a for a in self.actions if isinstance(a, Sell))
+
+    @property
+    def is_hold(self) -> bool:
+        return not self.actions
