@@ -1,0 +1,60 @@
+"""Cohort betting rules and the limits they put on one decision (pure).
+
+The max bet is a fraction of the cash at the *start* of the decision and is never recomputed between the
+legs of one decision: a defect of the arena this project replaces was that later legs were measured against
+the cash left after earlier ones, which inflated their implied confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
+
+from arena.money import Money
+
+SIZING_VERSION = "sizing-1"
+
+
+@dataclass(frozen=True)
+class CohortRules:
+    """Rules frozen into a cohort when it starts. Amounts are Money; `max_bet_fraction` of cash per bet."""
+
+    starting_cash: Money = Money.of(10_000)
+    max_bet_fraction: Decimal = Decimal("0.25")
+    min_bet: Money = Money.of(50)
+    max_actions: int = 20  # per decision; keeps one reply from flooding the book
+    decision_weeks: int = 5  # the cohort takes decisions in this many weekly rounds, then only settles
+
+    def __post_init__(self) -> None:
+        if not Decimal(0) < self.max_bet_fraction <= Decimal(1):
+            raise ValueError("max_bet_fraction must be in (0, 1]")
+        if self.starting_cash.micros <= 0:
+            raise ValueError("starting cash must be positive")
+        if self.min_bet.micros < 0:
+            raise ValueError("min bet cannot be negative")
+
+    def max_bet(self, cash_at_start: Money) -> Money:
+        """The largest single bet allowed: floor(max_bet_fraction × cash at the start of the decision)."""
+        if cash_at_start.micros <= 0:
+            return Money.zero()
+        num, den = self.max_bet_fraction.as_integer_ratio()
+        return cash_at_start.fraction(num, den)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["starting_cash"] = str(self.starting_cash.to_decimal())
+        d["min_bet"] = str(self.min_bet.to_decimal())
+        d["max_bet_fraction"] = str(self.max_bet_fraction)
+        d["sizing_version"] = SIZING_VERSION
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> CohortRules:
+        return cls(
+            starting_cash=Money.of(d["starting_cash"]),
+            max_bet_fraction=Decimal(str(d["max_bet_fraction"])),
+            min_bet=Money.of(d["min_bet"]),
+            max_actions=int(d.get("max_actions", 20)),
+            decision_weeks=int(d.get("decision_weeks", 5)),
+        )

@@ -1,0 +1,46 @@
+"""Ingest: record what a venue shows (markets, prices, resolutions) idempotently, in one transaction per batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlmodel import Session
+
+from arena.domain.market import Market, Quote, Resolution
+from arena.store import repo
+
+
+@dataclass
+class IngestCounts:
+    markets_changed: int = 0
+    snapshots_added: int = 0
+    resolutions_recorded: int = 0
+
+    def __iadd__(self, other: IngestCounts) -> IngestCounts:
+        self.markets_changed += other.markets_changed
+        self.snapshots_added += other.snapshots_added
+        self.resolutions_recorded += other.resolutions_recorded
+        return self
+
+
+def record_observations(
+    session: Session,
+    now: datetime,
+    markets: Iterable[Market] = (),
+    quotes: Iterable[Quote] = (),
+    resolutions: Iterable[tuple[str, Resolution | None]] = (),
+) -> IngestCounts:
+    """Upsert markets, append price snapshots and record resolution changes; repeating it changes nothing."""
+    counts = IngestCounts()
+    for m in markets:
+        counts.markets_changed += repo.upsert_market(session, m, now)
+    session.flush()
+    for q in quotes:
+        counts.snapshots_added += repo.add_quote(session, q, now)
+    for market_id, res in resolutions:
+        if repo.record_resolution(session, market_id, res, now) is not None:
+            counts.resolutions_recorded += 1
+    session.flush()
+    return counts

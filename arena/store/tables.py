@@ -1,0 +1,202 @@
+"""The arena's tables. Money columns are integer micro-USD (BigInteger), prices integer ppm, shares micro-shares.
+
+Fills and resolutions are append-only: the migration installs triggers that make an UPDATE or DELETE of
+either fail in the database itself, whatever code path tries it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def _ts(nullable: bool = False, index: bool = False) -> Any:
+    return Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=nullable, index=index))
+
+
+def _big(nullable: bool = False) -> Any:
+    return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))
+
+
+class MarketRow(SQLModel, table=True):
+    __tablename__ = "markets"
+
+    id: str = Field(primary_key=True, max_length=200)  # "venue:native_id"
+    venue: str = Field(index=True, max_length=40)
+    native_id: str = Field(max_length=160)
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    description: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    kind: str = Field(max_length=20)
+    outcomes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    outcome_labels: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    status: str = Field(max_length=20, index=True)
+    close_time: datetime | None = _ts(nullable=True)
+    url: str = Field(default="", max_length=500)
+    category: str = Field(default="", max_length=200)
+    group_id: str = Field(default="", max_length=200)
+    volume: float | None = None
+    volume_24h: float | None = None
+    liquidity: float | None = None
+    extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    first_seen_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class PriceSnapshotRow(SQLModel, table=True):
+    """One observed price of one outcome. Binary markets store the YES price only (NO is 1 − YES)."""
+
+    __tablename__ = "price_snapshots"
+    __table_args__ = (
+        UniqueConstraint("market_id", "outcome", "observed_at", "source", name="uq_snapshot"),
+        Index("ix_snapshot_market_time", "market_id", "observed_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    market_id: str = Field(foreign_key="markets.id", max_length=200)
+    outcome: str = Field(max_length=120)
+    price_ppm: int = Field(sa_column=Column(BigInteger, nullable=False))
+    bid_ppm: int | None = _big(nullable=True)
+    ask_ppm: int | None = _big(nullable=True)
+    observed_at: datetime = _ts()  # when the venue says the price held
+    fetched_at: datetime = _ts()  # when we fetched it: a decision only sees snapshots fetched before it
+    source: str = Field(default="", max_length=60)
+
+
+class CohortRow(SQLModel, table=True):
+    __tablename__ = "cohorts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, max_length=100)
+    period_start: datetime = _ts()
+    status: str = Field(default="open", max_length=20)  # open → completed
+    starting_cash_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    rules: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))  # frozen at start
+    lineup: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))  # frozen at start
+    created_at: datetime = _ts()
+    completed_at: datetime | None = _ts(nullable=True)
+
+
+class AgentRow(SQLModel, table=True):
+    __tablename__ = "agents"
+    __table_args__ = (UniqueConstraint("cohort_id", "name", name="uq_agent_in_cohort"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = Field(foreign_key="cohorts.id", index=True)
+    name: str = Field(max_length=120)  # the model's stable name across cohorts
+    kind: str = Field(max_length=40)  # baseline, scripted, llm
+    model_id: str = Field(default="", max_length=200)
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class DecisionRow(SQLModel, table=True):
+    """One agent's decision in one round, claimed (inserted) before the agent is asked, so a re-run never
+    trades twice. `status`: claimed → executed | rejected | hold | failed."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (UniqueConstraint("agent_id", "round_key", name="uq_decision_round"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = Field(foreign_key="cohorts.id", index=True)
+    agent_id: int = Field(foreign_key="agents.id", index=True)
+    round_key: str = Field(max_length=60)
+    status: str = Field(default="claimed", max_length=20)
+    as_of: datetime = _ts()
+    cash_at_start_micros: int | None = _big(nullable=True)
+    max_bet_micros: int | None = _big(nullable=True)
+    actions: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    reasoning: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    sizing_version: str = Field(default="", max_length=40)
+    claimed_at: datetime = _ts()
+    completed_at: datetime | None = _ts(nullable=True)
+
+
+class RejectionRow(SQLModel, table=True):
+    """Why an action or a decision was refused. Kept forever: a rejection is a fact about the agent."""
+
+    __tablename__ = "rejections"
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = Field(foreign_key="decisions.id", index=True)
+    action_index: int  # −1: the decision as a whole
+    reason: str = Field(max_length=60)
+    message: str = Field(sa_column=Column(Text, nullable=False))
+    action: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    at: datetime = _ts()
+
+
+class ForecastRow(SQLModel, table=True):
+    """A stated probability of YES, from a bet or from the cohort's fixed forecast set (for proxy scores)."""
+
+    __tablename__ = "forecasts"
+    __table_args__ = (UniqueConstraint("decision_id", "market_id", "source", name="uq_forecast"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = Field(foreign_key="decisions.id", index=True)
+    agent_id: int = Field(foreign_key="agents.id", index=True)
+    market_id: str = Field(foreign_key="markets.id", max_length=200)
+    source: str = Field(max_length=20)  # "forecast_set" or "bet"
+    probability: float  # stated P(YES) in [0, 1]; a forecast, not money
+    market_price_ppm: int | None = _big(nullable=True)  # YES price the agent saw
+    as_of: datetime = _ts()
+
+
+class FillRow(SQLModel, table=True):
+    """The only money facts. Append-only (database triggers); `key` unique, so no fill is recorded twice."""
+
+    __tablename__ = "fills"
+    __table_args__ = (Index("ix_fill_agent_market", "agent_id", "market_id", "outcome"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(unique=True, max_length=300)
+    cohort_id: int = Field(foreign_key="cohorts.id", index=True)
+    agent_id: int = Field(foreign_key="agents.id")
+    market_id: str = Field(foreign_key="markets.id", max_length=200, index=True)
+    outcome: str = Field(max_length=120)
+    kind: str = Field(max_length=20)
+    shares: int = Field(sa_column=Column(BigInteger, nullable=False))  # micro-shares delta
+    cash_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    cost_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    price_ppm: int | None = _big(nullable=True)
+    mid_ppm: int | None = _big(nullable=True)
+    provenance: str = Field(default="", max_length=200)
+    decision_id: int | None = Field(default=None, foreign_key="decisions.id")
+    resolution_version: int | None = None
+    at: datetime = _ts()
+
+
+class ResolutionRow(SQLModel, table=True):
+    """A venue's resolution of a market, versioned; a re-resolution is a new row, never an edit."""
+
+    __tablename__ = "resolutions"
+    __table_args__ = (UniqueConstraint("market_id", "version", name="uq_resolution_version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    market_id: str = Field(foreign_key="markets.id", max_length=200, index=True)
+    version: int
+    kind: str = Field(max_length=20)  # winner, probabilistic, void, unresolved
+    payouts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))  # ppm
+    resolved_at: datetime | None = _ts(nullable=True)
+    recorded_at: datetime = _ts()
+    source: str = Field(default="", max_length=200)
+
+
+class PortfolioSnapshotRow(SQLModel, table=True):
+    """An agent's book marked at `as_of`: derived from fills and prices, kept for equity curves."""
+
+    __tablename__ = "portfolio_snapshots"
+    __table_args__ = (UniqueConstraint("agent_id", "as_of", name="uq_portfolio_snapshot"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = Field(foreign_key="cohorts.id", index=True)
+    agent_id: int = Field(foreign_key="agents.id", index=True)
+    as_of: datetime = _ts()
+    cash_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    positions_value_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    total_value_micros: int = Field(sa_column=Column(BigInteger, nullable=False))
+    open_positions: int = 0
+    unpriced_positions: int = 0
+    final: bool = False  # written after the cohort's last settlement
