@@ -47,6 +47,9 @@ class Money:
     def __setattr__(self, name: str, value: object) -> None:  # immutability
         raise AttributeError("Money is immutable")
 
+    def __reduce__(self) -> tuple:  # copy, deepcopy and pickle rebuild through __init__
+        return (Money, (self.micros,))
+
     @classmethod
     def of(cls, value: object) -> Money:
         """Dollars from a str/int/Decimal/float like "500" or "12.345678"; more than 6 decimals is an error."""
@@ -133,6 +136,9 @@ class Price:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Price is immutable")
+
+    def __reduce__(self) -> tuple:
+        return (Price, (self.ppm,))
 
     @classmethod
     def of(cls, value: object) -> Price:
