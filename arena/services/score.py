@@ -1,0 +1,166 @@
+"""Score: read the stored facts (fills, decisions, forecasts, resolutions, prices) into the frames the pure
+scoring library takes, and return per-cohort and overall leaderboards. Everything is recomputed from facts;
+nothing here calls a model or trusts a stored score."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.domain.market import NO, YES
+from arena.money import MICRO
+from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
+from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
+from arena.store.tables import (
+    AgentRow,
+    CohortRow,
+    DecisionRow,
+    FillRow,
+    ForecastRow,
+    MarketRow,
+    ResolutionRow,
+)
+
+SCORING_VERSION = "scoring-1"
+
+
+def _frame(rows, columns: list[str]) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    cols = list(zip(*rows)) if rows else [()] * len(columns)
+    return pd.DataFrame({c: list(v) for c, v in zip(columns, cols)})
+
+
+def latest_resolutions(session: Session) -> pd.DataFrame:
+    """market_id, kind, payouts (ppm by outcome) of each market's latest resolution version."""
+    latest = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
+              .group_by(ResolutionRow.market_id).subquery())
+    rows = session.execute(
+        select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.payouts)
+        .join(latest, (ResolutionRow.market_id == latest.c.market_id) & (ResolutionRow.version == latest.c.v))
+    ).all()
+    return _frame(rows, ["market_id", "kind", "payouts"])
+
+
+def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.DataFrame:
+    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes.
+
+    A bet on a named outcome of a multi-outcome market is scored as a YES bet on "that outcome wins", at that
+    outcome's price; a NO bet on a binary market has YES price 1 − the price paid.
+    """
+    q = (
+        select(CohortRow.name, AgentRow.name, FillRow.market_id, FillRow.outcome, FillRow.cost_micros,
+               FillRow.price_ppm, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros, FillRow.decision_id,
+               MarketRow.kind, FillRow.at)
+        .join(AgentRow, AgentRow.id == FillRow.agent_id)
+        .join(CohortRow, CohortRow.id == FillRow.cohort_id)
+        .join(DecisionRow, DecisionRow.id == FillRow.decision_id)
+        .join(MarketRow, MarketRow.id == FillRow.market_id)
+        .where(FillRow.kind == "buy")
+        .order_by(FillRow.id)
+    )
+    if cohort_ids is not None:
+        q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+    bets = _frame(session.connection().execute(q).all(),
+                  ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
+                   "decision_id", "market_kind", "at"])
+    if bets.empty:
+        return bets.assign(side=[], outcome_yes=[], void=[], price_yes_at_bet=[], stated_probability=[])
+    for c in ("amount", "cash_at_decision", "max_bet"):
+        bets[c] = bets[c].astype(float) / MICRO
+    price = bets["price_ppm"].astype(float) / MICRO
+    is_no = bets["outcome"] == NO
+    bets["side"] = np.where(is_no, NO, YES)
+    bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
+
+    res = latest_resolutions(session).set_index("market_id")
+    outcome_yes, void = [], []
+    for mid, outcome in zip(bets["market_id"], bets["outcome"]):
+        if mid not in res.index or res.at[mid, "kind"] == "unresolved":
+            outcome_yes.append(np.nan)
+            void.append(False)
+        elif res.at[mid, "kind"] == "void":
+            outcome_yes.append(np.nan)
+            void.append(True)
+        else:
+            payouts = res.at[mid, "payouts"]
+            key = YES if outcome in (YES, NO) else outcome  # the YES payout scores both sides of a binary
+            outcome_yes.append(int(payouts.get(key, 0)) / MICRO)
+            void.append(False)
+    bets["outcome_yes"] = outcome_yes
+    bets["void"] = void
+
+    stated = _frame(session.connection().execute(
+        select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability)
+        .where(ForecastRow.source == "bet")).all(), ["decision_id", "market_id", "stated_probability"])
+    bets = bets.merge(stated, on=["decision_id", "market_id"], how="left")
+    return bets.drop(columns=["price_ppm"])
+
+
+def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int]) -> pd.DataFrame:
+    """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices."""
+    cash = cash_frame(session, cohort_ids)
+    positions = position_frame(session, cohort_ids)
+    valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
+    pv = valued.groupby("agent_id")["value"].sum() if len(valued) else pd.Series(dtype="int64")
+    cash["positions_value"] = cash["agent_id"].map(pv).fillna(0).astype("int64")
+    names = dict(session.execute(select(AgentRow.id, AgentRow.name)).all())
+    cohorts = dict(session.execute(select(CohortRow.id, CohortRow.name)).all())
+    return pd.DataFrame({
+        "cohort": cash["cohort_id"].map(cohorts),
+        "agent": cash["agent_id"].map(names),
+        "starting_balance": cash["start"].astype(float) / MICRO,
+        "total_value": (cash["cash"] + cash["positions_value"]).astype(float) / MICRO,
+    })
+
+
+def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
+    """Stated forecast-set probabilities: one question per (market, decision round) so agents are compared
+    on the same question at the same time."""
+    rows = session.connection().execute(
+        select(CohortRow.name, AgentRow.name, ForecastRow.market_id, DecisionRow.round_key, ForecastRow.probability)
+        .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
+        .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+        .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
+        .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+    ).all()
+    df = _frame(rows, ["cohort", "agent", "market_id", "round", "probability"])
+    df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
+    return df[["cohort", "agent", "question", "probability"]]
+
+
+def cohort_leaderboards(engine: Engine, as_of: datetime, cohort_names: list[str] | None = None) -> pd.DataFrame:
+    """Every metric per (cohort, agent)."""
+    with Session(engine) as s:
+        q = select(CohortRow.id).order_by(CohortRow.period_start)
+        if cohort_names:
+            q = q.where(CohortRow.name.in_(cohort_names))  # type: ignore[attr-defined]
+        ids = list(s.scalars(q))
+        if not ids:
+            return pd.DataFrame()
+        return leaderboard(bets_frame(s, ids), portfolios_frame(s, as_of, ids), forecasts_frame(s, ids))
+
+
+def overall_leaderboard(engine: Engine, as_of: datetime) -> pd.DataFrame:
+    """Per model (agent name) across cohorts: pooled Brier over all its resolved bets, mean return, total P/L."""
+    with Session(engine) as s:
+        ids = list(s.scalars(select(CohortRow.id)))
+        if not ids:
+            return pd.DataFrame()
+        bets = bets_frame(s, ids)
+        ports = portfolios_frame(s, as_of, ids)
+    ports = ports.assign(pnl=ports["total_value"] - ports["starting_balance"])
+    ports["return_pct"] = 100.0 * ports["pnl"] / ports["starting_balance"]
+    money = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
+                                       total_pnl=("pnl", "sum"))
+    if len(bets):  # an agent's name is its model: the same name in every cohort is the same model
+        brier = model_brier_across_cohorts(bets.assign(model=bets["agent"]))
+    else:
+        brier = pd.DataFrame({"model": pd.Series(dtype=str), "n_resolved": pd.Series(dtype="int64"),
+                              "brier": pd.Series(dtype=float)})
+    brier = brier.rename(columns={"model": "agent"}).set_index("agent")
+    table = money.join(brier, how="left").reset_index()
+    return table.sort_values(["brier", "agent"], na_position="last", kind="stable").reset_index(drop=True)
