@@ -34,12 +34,39 @@ Action = Bet | Sell
 
 
 @dataclass(frozen=True)
+class ModelCall:
+    """One attempt at asking a model (the first, or a repair): everything needed to audit and re-cost it.
+
+    Stored for every attempt, failed or not. `served_model` is the model id the endpoint says it served;
+    `cost_usd` is computed from the lineup's token prices; `latency_s` is wall time of the HTTP exchange.
+    """
+
+    attempt: int
+    prompt: str  # the full prompt (system + user messages) as sent, JSON-encoded messages
+    raw_response: str = ""
+    parsed: Mapping[str, object] | None = None
+    error: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    served_model: str = ""
+    prompt_version: str = ""
+
+
+@dataclass(frozen=True)
 class Decision:
-    """One agent's round. No actions means HOLD. `forecasts` maps market id → stated P(YES)."""
+    """One agent's round. No actions means HOLD. `forecasts` maps market id → stated P(YES).
+
+    `calls` is the transcript of model calls that produced it (empty for scripted agents); `error` says why a
+    model's output was finally given up on (the decision is then a HOLD).
+    """
 
     actions: tuple[Action, ...] = ()
     forecasts: Mapping[str, float] = field(default_factory=dict)
     reasoning: str = ""
+    calls: tuple[ModelCall, ...] = ()
+    error: str = ""
 
     @property
     def bets(self) -> tuple[Bet, ...]:

@@ -1,0 +1,82 @@
+"""The command line end to end: `main([...])` as a user would call it, on the test database."""
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from arena.cli import main
+from arena.money import Money
+from arena.services.score import cohort_leaderboards
+from arena.store.engine import make_engine
+from arena.store.tables import CohortRow, FillRow, PortfolioSnapshotRow
+
+SMALL = ["demo", "--seed", "3", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "12"]
+
+
+def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tmp_path):
+    assert main([*SMALL, "--db", db_url]) == 0
+    out = capsys.readouterr().out
+    for header in ("Brier", "Brier-K", "Brier-S", "BSS.25", "BSSmkt", "proxy", "P/L $", "return", "win"):
+        assert header in out
+    engine = make_engine(db_url)
+    with Session(engine) as s:
+        cohorts = s.scalars(select(CohortRow)).all()
+        assert [c.status for c in cohorts] == ["completed", "completed"]
+        # every completed cohort: all positions settled, a final snapshot equal to the fold of its fills
+        for c in cohorts:
+            net = s.execute(select(FillRow.agent_id, func.sum(FillRow.shares), func.sum(FillRow.cash_micros))
+                            .where(FillRow.cohort_id == c.id).group_by(FillRow.agent_id)).all()
+            finals = {r.agent_id: r for r in s.scalars(select(PortfolioSnapshotRow).where(
+                PortfolioSnapshotRow.cohort_id == c.id, PortfolioSnapshotRow.final))}
+            assert finals, "a completed cohort has a final snapshot"
+            for agent_id, shares, cash in net:
+                assert shares == 0
+                assert finals[agent_id].total_value_micros == c.starting_cash_micros + cash
+    # the printed P/L of each agent is the stored one
+    board = cohort_leaderboards(engine, datetime(2027, 1, 1, tzinfo=timezone.utc))
+    sections = {m.group(1): m.group(2) for m in re.finditer(r"== (cohort-\S+) ==\n(.*?)(?:\n\n|$)", out, re.S)}
+    assert set(sections) == set(board["cohort"])
+    for rec in board.to_dict("records"):
+        line = next(ln for ln in sections[rec["cohort"]].splitlines() if ln.startswith(rec["agent"] + " "))
+        assert f"{rec['pnl']:+,.2f}" in line
+    engine.dispose()
+
+
+def test_demo_is_deterministic_for_a_seed(tmp_path, capsys):
+    outs = []
+    for name in ("a", "b"):
+        assert main([*SMALL, "--db", f"sqlite:///{tmp_path / name}.sqlite"]) == 0
+        text = capsys.readouterr().out
+        outs.append(re.sub(r"database: .*", "", text))
+    assert outs[0] == outs[1]
+
+
+def test_demo_refuses_a_start_that_is_not_sunday(capsys):
+    assert main(["demo", "--start", "2026-01-05", "--db", "sqlite://"]) == 2
+    assert "Sunday" in capsys.readouterr().err
+
+
+def test_migrate_reports_revision(db_url, capsys):
+    assert main(["migrate", "--db", db_url]) == 0
+    assert "revision 0001" in capsys.readouterr().out
+
+
+def test_score_command_writes_the_documented_columns(tmp_path, capsys):
+    f = tmp_path / "f.csv"
+    f.write_text("forecaster,question,probability,outcome\na,q1,0.8,1\nb,q1,0.6,1\na,q2,0.3,0\nb,q2,1.7,0\n")
+    out = tmp_path / "scores.csv"
+    assert main(["score", str(f), "--out", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["batch", "forecaster", "n", "brier", "proxy_mean", "proxy_median",
+                                "proxy_ext_mean", "proxy_logit_pool"]
+    a = df[df.forecaster == "a"].iloc[0]
+    assert a["n"] == 2 and abs(a["brier"] - (0.2**2 + 0.3**2) / 2) < 1e-12
+    assert "dropped 1" in capsys.readouterr().err
+
+
+def test_leaderboard_on_empty_database(db_url, capsys):
+    assert main(["leaderboard", "--db", db_url]) == 0
+    assert "no cohorts yet" in capsys.readouterr().out
