@@ -1,0 +1,11 @@
+"""Pure scoring: numpy/pandas arrays in, numbers out (Brier, P/L, crowd proxy, leaderboard).
+
+Imports only numpy, pandas and the standard library — never httpx, sqlmodel, jinja2 or apscheduler — and never
+reads the clock. Every metric is registered in `registry.METRICS` with its direction, unit and a one-line description;
+importing this package imports the metric modules so the registry is complete.
+"""
+
+from arena.scoring import brier, leaderboard, pnl, proxy  # noqa: F401  (importing registers the metrics)
+from arena.scoring.registry import METRICS, Metric, register
+
+__all__ = ["METRICS", "Metric", "brier", "leaderboard", "pnl", "proxy", "register"]

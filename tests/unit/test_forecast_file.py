@@ -1,0 +1,242 @@
+"""`arena score FILE`: reading CSV / JSON lines, dropping bad rows, the exact output, and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from arena.services.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
+
+HEADER = "batch,forecaster,n,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool"
+
+# q1: a 0.2, b 0.6, c 0.7 (all resolve NO); q2: a 0.9, b 0.5 (resolve YES); q3: b 0.4 (unresolved).
+# Three more rows are bad: c's q2 probability is missing, c's q3 is "abc", a's q3 is 1.5.
+ROWS = [
+    ("a", "q1", "0.2", "0"),
+    ("b", "q1", "0.6", "0"),
+    ("c", "q1", "0.7", "0"),
+    ("a", "q2", "0.9", "1"),
+    ("b", "q2", "0.5", "1"),
+    ("c", "q2", "", "1"),
+    ("c", "q3", "abc", ""),
+    ("a", "q3", "1.5", ""),
+    ("b", "q3", "0.4", ""),
+]
+# By hand (own forecast included): means q1 0.5, q2 0.7, q3 0.4; medians q1 0.6, q2 0.7, q3 0.4.
+EXPECTED = {
+    #     n, brier,                 proxy_mean,                      proxy_median
+    "a": (2, (0.04 + 0.01) / 2, (0.09 + 0.04) / 2, (0.16 + 0.04) / 2),
+    "b": (3, (0.36 + 0.25) / 2, (0.01 + 0.04 + 0.0) / 3, (0.0 + 0.04 + 0.0) / 3),
+    "c": (1, 0.49, 0.04, 0.01),
+}
+# Leave-one-out means: q1 a→0.65, b→0.45, c→0.4; q2 a→0.5, b→0.9; q3 b alone → excluded.
+EXPECTED_LOO_MEAN = {"a": (0.2025 + 0.16) / 2, "b": (0.0225 + 0.16) / 2, "c": 0.09}
+
+
+def write_csv(path: Path, rows: list[tuple[str, ...]], header: str = "forecaster,question,probability,outcome") -> Path:
+    path.write_text(header + "\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, rows: list[tuple[str, ...]]) -> Path:
+    lines = []
+    for f, q, p, o in rows:
+        rec: dict[str, object] = {"forecaster": f, "question": q}
+        try:
+            rec["probability"] = float(p)
+        except ValueError:
+            rec["probability"] = p if p else None  # "abc" stays text, "" becomes null
+        if o:
+            rec["outcome"] = int(o)
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def run(path: Path, out: Path | None = None, leave_one_out: bool = False) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = score_command(str(path), None if out is None else str(out), leave_one_out, stdout, stderr)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def parse(text: str) -> dict[str, dict[str, str]]:
+    return {row["forecaster"]: row for row in csv.DictReader(io.StringIO(text))}
+
+
+def check_expected(rows: dict[str, dict[str, str]]) -> None:
+    assert set(rows) == {"a", "b", "c"}
+    for name, (n, brier, proxy_mean, proxy_median) in EXPECTED.items():
+        row = rows[name]
+        assert row["batch"] == "all"
+        assert int(row["n"]) == n
+        assert float(row["brier"]) == pytest.approx(brier, rel=1e-9)
+        assert float(row["proxy_mean"]) == pytest.approx(proxy_mean, rel=1e-9, abs=1e-12)
+        assert float(row["proxy_median"]) == pytest.approx(proxy_median, rel=1e-9, abs=1e-12)
+        assert 0.0 <= float(row["proxy_ext_mean"]) <= 1.0
+        assert 0.0 <= float(row["proxy_logit_pool"]) <= 1.0
+
+
+def test_csv_scores_and_reports_dropped_rows(tmp_path: Path) -> None:
+    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS))
+    assert code == 0
+    assert out.splitlines()[0] == HEADER
+    assert tuple(HEADER.split(",")) == OUTPUT_COLUMNS
+    assert "dropped 3 of 9 rows: probability missing or outside [0, 1]" in err
+    check_expected(parse(out))
+    assert [r for r in parse(out)] == ["a", "b", "c"]  # sorted by batch, then forecaster
+
+
+def test_jsonl_gives_the_same_scores_as_csv(tmp_path: Path) -> None:
+    _, csv_out, _ = run(write_csv(tmp_path / "f.csv", ROWS))
+    code, out, err = run(write_jsonl(tmp_path / "f.jsonl", ROWS))
+    assert code == 0
+    assert "dropped 3 of 9 rows" in err
+    assert out == csv_out
+
+
+@pytest.mark.parametrize("name", ["f.json-lines", "f.json", "forecasts.txt"])
+def test_json_lines_by_other_extension_or_by_sniffing(tmp_path: Path, name: str) -> None:
+    code, out, _ = run(write_jsonl(tmp_path / name, ROWS))
+    assert code == 0
+    check_expected(parse(out))
+
+
+def test_csv_without_extension_is_sniffed(tmp_path: Path) -> None:
+    code, out, _ = run(write_csv(tmp_path / "forecasts", ROWS))
+    assert code == 0
+    check_expected(parse(out))
+
+
+def test_leave_one_out(tmp_path: Path) -> None:
+    code, out, _ = run(write_csv(tmp_path / "f.csv", ROWS), leave_one_out=True)
+    assert code == 0
+    rows = parse(out)
+    for name, value in EXPECTED_LOO_MEAN.items():
+        assert float(rows[name]["proxy_mean"]) == pytest.approx(value, rel=1e-9)
+    assert int(rows["b"]["n"]) == 3  # n counts forecasts, including the one with nothing to compare with
+
+
+def test_out_file_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "scores.csv"
+    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS), out=target)
+    assert code == 0 and out == ""
+    assert "wrote 3 rows" in err
+    text = target.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == HEADER
+    check_expected(parse(text))
+
+
+def test_batches_are_scored_separately(tmp_path: Path) -> None:
+    rows = [
+        ("b1", "x", "q", "0.2", "1"),
+        ("b1", "y", "q", "0.4", "1"),
+        ("b2", "x", "q", "0.8", ""),
+        ("", "y", "q", "0.6", ""),
+    ]
+    path = write_csv(tmp_path / "f.csv", rows, header="batch,forecaster,question,probability,outcome")
+    code, out, _ = run(path)
+    assert code == 0
+    got = [(r["batch"], r["forecaster"], r["proxy_mean"], r["brier"]) for r in csv.DictReader(io.StringIO(out))]
+    # b1: mean 0.3 → 0.01 each; Brier (0.2−1)² = 0.64, (0.4−1)² = 0.36. A blank batch is "all".
+    # b2 and all each hold one forecast: it is its own consensus, and nothing resolved → brier left empty
+    assert [(b, f) for b, f, _, _ in got] == [("all", "y"), ("b1", "x"), ("b1", "y"), ("b2", "x")]
+    assert [float(p) for _, _, p, _ in got] == pytest.approx([0.0, 0.01, 0.01, 0.0])
+    assert [b for _, _, _, b in got][0] == "" and got[3][3] == ""
+    assert float(got[1][3]) == pytest.approx(0.64) and float(got[2][3]) == pytest.approx(0.36)
+
+
+def test_missing_outcome_column_leaves_brier_empty(tmp_path: Path) -> None:
+    rows = [("a", "q", "0.3"), ("b", "q", "0.5")]
+    path = write_csv(tmp_path / "f.csv", rows, header="forecaster,question,probability")
+    code, out, _ = run(path)
+    assert code == 0
+    assert [r["brier"] for r in csv.DictReader(io.StringIO(out))] == ["", ""]
+
+
+def test_repeated_forecasts_keep_the_last(tmp_path: Path) -> None:
+    rows = [("a", "q", "0.9", "1"), ("b", "q", "0.5", "1"), ("a", "q", "0.3", "1")]
+    code, out, err = run(write_csv(tmp_path / "f.csv", rows))
+    assert code == 0
+    assert "dropped 1 of 3 rows: repeated (batch, question, forecaster); kept the last" in err
+    a = parse(out)["a"]
+    assert int(a["n"]) == 1 and float(a["brier"]) == pytest.approx(0.49)  # (0.3 − 1)²
+
+
+def test_bad_outcomes_are_ignored_not_dropped(tmp_path: Path) -> None:
+    rows = [("a", "q", "0.3", "yes"), ("b", "q", "0.5", "1")]
+    code, out, err = run(write_csv(tmp_path / "f.csv", rows))
+    assert code == 0
+    assert "ignored the outcome of 1 rows" in err
+    got = parse(out)
+    assert got["a"]["brier"] == "" and int(got["a"]["n"]) == 1
+    assert float(got["b"]["brier"]) == pytest.approx(0.25)
+
+
+def test_all_rows_dropped_gives_just_the_header(tmp_path: Path) -> None:
+    code, out, err = run(write_csv(tmp_path / "f.csv", [("a", "q", "2", "1"), ("b", "q", "-0.1", "1")]))
+    assert code == 0
+    assert out.strip() == HEADER
+    assert "dropped 2 of 2 rows" in err
+
+
+def test_read_forecasts_columns_and_notes(tmp_path: Path) -> None:
+    frame, notes = read_forecasts(write_csv(tmp_path / "f.csv", ROWS))
+    assert list(frame.columns) == ["batch", "forecaster", "question", "probability", "outcome"]
+    assert len(frame) == 6
+    assert notes == ["dropped 3 of 9 rows: probability missing or outside [0, 1]"]
+    assert math.isnan(frame.loc[frame["question"] == "q3", "outcome"].iloc[0])
+
+
+def test_missing_required_column_exits_2(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "f.csv", [("a", "q")], header="forecaster,question")
+    code, out, err = run(path)
+    assert code == 2 and out == ""
+    assert "probability" in err and "column" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("empty.csv", ""),
+        ("broken.jsonl", '{"forecaster": "a", "question": "q", "probability": 0.5}\n{not json\n'),
+        ("scalar.jsonl", "[1, 2]\n"),
+    ],
+)
+def test_unreadable_files_exit_2(tmp_path: Path, name: str, content: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run(path)
+    assert code == 2 and out == ""
+    assert err.startswith("arena score:")
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    code, _, err = run(tmp_path / "nope.csv")
+    assert code == 2 and "cannot read" in err
+
+
+def test_unwritable_output_exits_1(tmp_path: Path) -> None:
+    code, _, err = run(write_csv(tmp_path / "f.csv", ROWS), out=tmp_path / "no-such-dir" / "s.csv")
+    assert code == 1 and "cannot write" in err
+
+
+def test_json_array_file(tmp_path: Path) -> None:
+    records = [
+        {"forecaster": "a", "question": 1, "probability": 0.2, "outcome": 0},
+        {"forecaster": "b", "question": 1, "probability": 0.6, "outcome": 0},
+        {"forecaster": "b", "question": 2, "probability": True},  # a boolean is not a probability
+    ]
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    code, out, err = run(path)
+    assert code == 0
+    assert "dropped 1 of 3 rows" in err
+    rows = parse(out)
+    # question 1: mean 0.4 → a (0.2−0.4)² = 0.04, b (0.6−0.4)² = 0.04; Briers 0.04 and 0.36
+    assert float(rows["a"]["proxy_mean"]) == pytest.approx(0.04)
+    assert float(rows["b"]["brier"]) == pytest.approx(0.36)
