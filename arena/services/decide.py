@@ -7,7 +7,8 @@ the decision's outcome are then written in one transaction that first re-checks 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,7 +29,7 @@ from arena.money import Money
 from arena.services.cohorts import agents_of, cohort_rules
 from arena.store import repo
 from arena.store.engine import session_scope
-from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow, RejectionRow
+from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow, ModelCallRow, RejectionRow
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,18 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
         decision = agent.decide(view)
     except Exception as exc:  # the agent's failure is recorded as a HOLD with the reason, never lost
         decision, error = Decision(reasoning=""), f"{type(exc).__name__}: {exc}"
+    if decision.error and not error:  # the model's output was given up on: a HOLD, with the reason kept
+        error = decision.error
+        decision = Decision(forecasts=decision.forecasts, reasoning=decision.reasoning, calls=decision.calls,
+                            error=decision.error)
     execution = broker.execute(decision, ledger, markets, broker.QuotePricer(quotes), rules, as_of,
                                str(decision_id))
     bad_forecasts = {mid: p for mid, p in decision.forecasts.items()
                      if mid not in markets or not (0.0 <= float(p) <= 1.0)}
-    if error:
+    if error and not decision.calls:
         status = "failed"
+    elif error:
+        status = "hold"
     elif execution.rejections:
         status = "rejected"
     elif decision.is_hold:
@@ -140,6 +147,14 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
         if done.rowcount != 1:
             return DecisionOutcome(agent_row.name, "skipped")
         repo.add_fills(s, execution.fills, cohort.id)  # type: ignore[arg-type]
+        for call in decision.calls:
+            s.add(ModelCallRow(
+                decision_id=decision_id, attempt=call.attempt, prompt=call.prompt, raw_response=call.raw_response,
+                parsed=dict(call.parsed) if call.parsed is not None else None, error=call.error,
+                prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+                cost_micros=round(call.cost_usd * 1_000_000) if call.cost_usd is not None else None,
+                latency_s=call.latency_s, served_model=call.served_model, prompt_version=call.prompt_version,
+                at=as_of))
         for r in execution.rejections:
             action = decision.actions[r.index] if 0 <= r.index < len(decision.actions) else None
             s.add(RejectionRow(decision_id=decision_id, action_index=r.index, reason=r.reason, message=r.message,
@@ -172,17 +187,22 @@ def _forecast_row(decision_id: int, agent_id: int | None, market_id: str, source
 
 
 def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], round_key: str, as_of: datetime,
-              forecast_k: int = 20) -> list[DecisionOutcome]:
-    """Every agent of `cohort` decides once for `round_key`; agents without an implementation are skipped."""
+              forecast_k: int = 20, concurrency: int = 8) -> list[DecisionOutcome]:
+    """Every agent of `cohort` decides once for `round_key`, up to `concurrency` at a time, so a round of
+    model agents takes about as long as its slowest agent. Agents without an implementation are reported
+    as "no_agent". Outcomes come back in lineup order."""
     with Session(engine) as s:
         rows = agents_of(s, cohort.id)  # type: ignore[arg-type]
-    out: list[DecisionOutcome] = []
-    for row in rows:
+
+    def one(row: AgentRow) -> DecisionOutcome:
         impl = agents.get(row.name)
         if impl is None:
-            out.append(DecisionOutcome(row.name, "no_agent"))
-            continue
-        out.append(decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k))
-    return out
+            return DecisionOutcome(row.name, "no_agent")
+        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k)
+
+    if concurrency <= 1 or len(rows) <= 1:
+        return [one(r) for r in rows]
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(rows)), thread_name_prefix="decide") as pool:
+        return list(pool.map(one, rows))
 
 

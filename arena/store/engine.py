@@ -53,7 +53,8 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision` with the versioned migrations in db/migrations (idempotent)."""
+    """Bring the schema to `revision` with the versioned migrations in db/migrations (idempotent); a revision
+    older than the current one downgrades."""
     from alembic import command
     from alembic.config import Config
 
@@ -61,7 +62,29 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+        current = current_revision_on(conn)
+        if revision != "head" and current is not None and current > revision:
+            command.downgrade(cfg, revision)
+        else:
+            command.upgrade(cfg, revision)
+
+
+def current_revision_on(conn) -> str | None:  # type: ignore[no-untyped-def]
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str:
+    """The newest migration in db/migrations."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    assert head is not None
+    return head
 
 
 def current_revision(engine: Engine) -> str | None:

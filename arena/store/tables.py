@@ -200,3 +200,63 @@ class PortfolioSnapshotRow(SQLModel, table=True):
     open_positions: int = 0
     unpriced_positions: int = 0
     final: bool = False  # written after the cohort's last settlement
+
+
+class ModelCallRow(SQLModel, table=True):
+    """Every attempt at asking a model for a decision — the first and each repair — with what it cost.
+
+    The API key is never part of any column: prompts are rendered from the view, and the key only ever
+    travels in an HTTP header."""
+
+    __tablename__ = "model_calls"
+    __table_args__ = (UniqueConstraint("decision_id", "attempt", name="uq_model_call_attempt"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = Field(foreign_key="decisions.id", index=True)
+    attempt: int
+    prompt: str = Field(sa_column=Column(Text, nullable=False))
+    raw_response: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    parsed: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_micros: int | None = _big(nullable=True)  # USD cost of the call at the lineup's frozen token prices
+    latency_s: float | None = None
+    served_model: str = Field(default="", max_length=200)
+    prompt_version: str = Field(default="", max_length=60)
+    at: datetime = _ts()
+
+
+class SyncRunRow(SQLModel, table=True):
+    """One run of a venue sync: when, and how many markets were ok, skipped or failed."""
+
+    __tablename__ = "sync_runs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    venue: str = Field(max_length=40, index=True)
+    started_at: datetime = _ts()
+    finished_at: datetime | None = _ts(nullable=True)
+    status: str = Field(default="running", max_length=20)  # running, ok, failed
+    ok: int = 0
+    skipped: int = 0
+    failed: int = 0
+    markets_changed: int = 0
+    snapshots_added: int = 0
+    resolutions_recorded: int = 0
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+
+
+class SyncErrorRow(SQLModel, table=True):
+    """A market a sync could not take, with the reason and an excerpt of the payload (never silently lost)."""
+
+    __tablename__ = "sync_errors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    sync_run_id: int = Field(foreign_key="sync_runs.id", index=True)
+    venue: str = Field(max_length=40)
+    native_id: str = Field(default="", max_length=200)
+    kind: str = Field(max_length=20)  # skipped (not tradable) or failed (malformed)
+    field: str = Field(default="", max_length=200)
+    message: str = Field(sa_column=Column(Text, nullable=False))
+    payload_excerpt: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    at: datetime = _ts()

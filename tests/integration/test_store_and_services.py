@@ -14,7 +14,7 @@ from arena.money import Money, Price
 from arena.services import decide, ingest, mark, settle
 from arena.services.cohorts import LineupEntry, agents_of, start_cohort
 from arena.store import repo
-from arena.store.engine import current_revision, migrate, session_scope
+from arena.store.engine import current_revision, head_revision, migrate, session_scope
 from arena.store.tables import (
     DecisionRow,
     FillRow,
@@ -56,9 +56,13 @@ def new_cohort(engine, names=("alice", "bob"), rules=CohortRules()):
 
 
 def test_migrations_are_versioned_and_idempotent(engine):
+    assert current_revision(engine) == head_revision() == "0002"
+    migrate(engine)
+    assert current_revision(engine) == head_revision()
+    migrate(engine, "0001")  # versions step down and up again
     assert current_revision(engine) == "0001"
     migrate(engine)
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == head_revision()
 
 
 def test_fills_are_append_only_in_the_database(engine):
@@ -261,3 +265,44 @@ def test_database_backend_is_the_one_asked_for(engine, db_url):
             assert engine.dialect.name == "sqlite"
             assert c.execute(text("PRAGMA foreign_keys")).scalar() == 1
             assert c.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
+def test_every_model_call_is_stored_and_a_given_up_reply_is_a_hold_with_reason(engine):
+    from arena.domain.decision import ModelCall
+    from arena.store.tables import ModelCallRow
+
+    seed_market(engine)
+    cohort = new_cohort(engine, names=("llm",))
+    calls = (ModelCall(1, '[{"role":"user","content":"p"}]', "not json", None, "bad JSON", 100, 5, 0.0012, 0.4,
+                       "vendor/model-a", "decision-v1"),
+             ModelCall(2, '[{"role":"user","content":"p2"}]', '{"actions": 3}', {"actions": 3}, "actions must be a list",
+                       120, 9, 0.0015, 0.5, "vendor/model-a", "decision-v1"))
+    agent = Scripted("llm", Decision(calls=calls, error="no valid reply after 2 attempts"))
+    (out,) = decide.run_round(engine, cohort, {"llm": agent}, "w1", T0)
+    assert out.status == "hold"
+    with Session(engine) as s:
+        d = s.scalars(select(DecisionRow)).one()
+        assert d.error == "no valid reply after 2 attempts"
+        rows = s.scalars(select(ModelCallRow).order_by(ModelCallRow.attempt)).all()
+        assert [(r.attempt, r.error, r.cost_micros, r.served_model) for r in rows] == [
+            (1, "bad JSON", 1200, "vendor/model-a"), (2, "actions must be a list", 1500, "vendor/model-a")]
+        assert rows[1].parsed == {"actions": 3}
+
+
+def test_round_runs_agents_concurrently(engine):
+    import threading
+    import time as _time
+
+    seed_market(engine)
+    names = tuple(f"a{i}" for i in range(6))
+    cohort = new_cohort(engine, names=names)
+    barrier = threading.Barrier(6, timeout=5)
+
+    class Waits(Scripted):
+        def decide(self, view):
+            barrier.wait()  # only passes if all six are deciding at the same time
+            return Decision()
+
+    t = _time.perf_counter()
+    out = decide.run_round(engine, cohort, {n: Waits(n) for n in names}, "w1", T0, concurrency=6)
+    assert [o.status for o in out] == ["hold"] * 6 and _time.perf_counter() - t < 5
