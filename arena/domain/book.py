@@ -25,7 +25,7 @@ it from the YES book when only that one was fetched.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -77,7 +77,9 @@ class OrderBook:
     @classmethod
     def of(cls, bids: Iterable[Level | tuple[Price, int]], asks: Iterable[Level | tuple[Price, int]],
            **kw: object) -> OrderBook:
-        return cls(bids=_merge(bids, best_high=True), asks=_merge(asks, best_high=False), **kw)  # type: ignore[arg-type]
+        bids_sorted = _merge(bids, best_high=True)
+        asks_sorted = _merge(asks, best_high=False)
+        return cls(bids=bids_sorted, asks=asks_sorted, **kw)  # type: ignore[arg-type]
 
     @property
     def best_bid(self) -> Price | None:
