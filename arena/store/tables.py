@@ -260,3 +260,23 @@ class SyncErrorRow(SQLModel, table=True):
     message: str = Field(sa_column=Column(Text, nullable=False))
     payload_excerpt: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     at: datetime = _ts()
+
+
+class JobRunRow(SQLModel, table=True):
+    """One run of a scheduled job for one period. Claimed (inserted) before the job runs, unique per job and
+    period, so two schedulers on one database never run the same period twice; a failed period may be
+    claimed again by the next tick."""
+
+    __tablename__ = "job_runs"
+    __table_args__ = (UniqueConstraint("job", "period_key", name="uq_job_period"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job: str = Field(max_length=60, index=True)
+    period_key: str = Field(max_length=60)
+    status: str = Field(default="running", max_length=20)  # running, ok, failed
+    attempts: int = 1
+    started_at: datetime = _ts()
+    finished_at: datetime | None = _ts(nullable=True)
+    counts: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    runner: str = Field(default="", max_length=120)  # host:pid of the scheduler that ran it

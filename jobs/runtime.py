@@ -1,0 +1,48 @@
+"""What the jobs run against: the engine, the clock and the arena's configuration, set once per process.
+
+Jobs are stored in the database by reference (`jobs.mark:run`), so they cannot carry live objects; they ask
+this module for them instead. Tests configure it with a fixed clock and a test database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from arena.clock import Clock, SystemClock
+
+
+@dataclass
+class Runtime:
+    engine: Engine
+    clock: Clock = field(default_factory=SystemClock)
+    config: Any = None  # arena.config.ArenaConfig, when one was loaded
+    site_dir: Path | None = None  # where `render` writes the static site (None: no rendering)
+    backup_dir: Path | None = None
+    backup_keep: int = 7
+    mark_every: timedelta = timedelta(days=1)  # mark-to-market period (configurable down to minutes)
+
+
+_current: Runtime | None = None
+
+
+def configure(runtime: Runtime) -> Runtime:
+    global _current
+    _current = runtime
+    return runtime
+
+
+def current() -> Runtime:
+    if _current is None:
+        raise RuntimeError("jobs.runtime.configure(...) was not called in this process")
+    return _current
+
+
+def floor_to(when: datetime, period: timedelta) -> datetime:
+    """The start of the `period`-long bucket (counted from the Unix epoch, UTC) that contains `when`."""
+    seconds = int(period.total_seconds())
+    ts = int(when.timestamp())
+    return datetime.fromtimestamp(ts - ts % seconds, tz=when.tzinfo)
