@@ -31,11 +31,14 @@ def record_observations(
     markets: Iterable[Market] = (),
     quotes: Iterable[Quote] = (),
     resolutions: Iterable[tuple[str, Resolution | None]] = (),
+    extras: dict[str, dict] | None = None,
 ) -> IngestCounts:
-    """Upsert markets, append price snapshots and record resolution changes; repeating it changes nothing."""
+    """Upsert markets, append price snapshots and record resolution changes; repeating it changes nothing.
+    `extras[market_id]` keeps venue details a market needs later (e.g. Polymarket token ids for its book)."""
     counts = IngestCounts()
+    extras = extras or {}
     for m in markets:
-        counts.markets_changed += repo.upsert_market(session, m, now)
+        counts.markets_changed += repo.upsert_market(session, m, now, extras.get(m.id))
     session.flush()
     for q in quotes:
         counts.snapshots_added += repo.add_quote(session, q, now)

@@ -63,7 +63,8 @@ def upsert_market(session: Session, market: Market, now: datetime, extra: dict |
     if extra is not None:
         fields["extra"] = extra
     if row is None:
-        session.add(MarketRow(id=market.id, first_seen_at=now, updated_at=now, extra=extra or {}, **fields))
+        fields.setdefault("extra", {})
+        session.add(MarketRow(id=market.id, first_seen_at=now, updated_at=now, **fields))
         return True
     changed = False
     for k, v in fields.items():

@@ -1,0 +1,51 @@
+"""The market universe: which tradable markets a cohort is shown, by volume or liquidity, within a close-date
+horizon (so capital is not locked for years), without excluded categories or keywords (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from arena.domain.market import Market
+
+# Markets about the venue itself (Manifold markets about Manifold, its users and its mana) are
+# self-referential: their outcome is decided by the community that trades them.
+DEFAULT_EXCLUDED_KEYWORDS = ("manifold", "mana ", "this market", "this question")
+
+
+@dataclass(frozen=True)
+class UniverseRules:
+    top_n: int = 100
+    rank_by: str = "volume_24h"  # or "liquidity", "volume"
+    horizon_days: int = 60  # markets closing later than this are left out
+    exclude_keywords: tuple[str, ...] = DEFAULT_EXCLUDED_KEYWORDS
+    exclude_categories: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.rank_by not in ("volume_24h", "liquidity", "volume"):
+            raise ValueError(f"rank_by must be volume_24h, liquidity or volume, not {self.rank_by!r}")
+        if self.top_n < 0 or self.horizon_days < 0:
+            raise ValueError("top_n and horizon_days must not be negative")
+
+
+def excluded(market: Market, rules: UniverseRules) -> str:
+    """Why `market` is excluded by keyword or category ("" when it is not)."""
+    text = f" {market.question.lower()} "
+    for kw in rules.exclude_keywords:
+        if kw.lower() in text:
+            return f"keyword {kw.strip()!r}"
+    if market.category and market.category.lower() in {c.lower() for c in rules.exclude_categories}:
+        return f"category {market.category!r}"
+    return ""
+
+
+def select(markets: Iterable[Market], now: datetime, rules: UniverseRules) -> list[Market]:
+    """The top N markets open at `now` that close within the horizon and are not excluded, best ranked first
+    (ties by id, so the choice is deterministic). A market without a close date is outside any horizon."""
+    limit = now + timedelta(days=rules.horizon_days)
+    eligible = [m for m in markets
+                if m.is_open_at(now) and m.close_time is not None and m.close_time <= limit
+                and not excluded(m, rules)]
+    eligible.sort(key=lambda m: (-(getattr(m, rules.rank_by) or 0.0), m.id))
+    return eligible[: rules.top_n]

@@ -1,0 +1,314 @@
+"""Sync: bring a venue's markets, prices and resolutions into the store, idempotently.
+
+Fetching and parsing happen first and write nothing; one bad market is skipped (unsupported or not
+tradable) or failed (malformed), with the reason and an excerpt of its payload stored, and never stops the
+sync. Then everything that parsed is written in one transaction with the run's counts, so a sync over bad
+payloads writes nothing partial. Markets the agents hold are always refreshed, even after they leave the
+universe, so they are marked and settled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from itertools import islice
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.clock import Clock
+from arena.domain.market import Market, Quote, Resolution
+from arena.domain.universe import UniverseRules
+from arena.domain.universe import select as select_universe
+from arena.errors import ArenaError, ParseError
+from arena.services import ingest
+from arena.store.engine import session_scope
+from arena.store.tables import FillRow, MarketRow, SyncErrorRow, SyncRunRow
+from arena.venues import UnsupportedMarket
+
+EXCERPT = 2_000  # characters of a bad payload kept with its error
+
+
+@dataclass
+class SyncReport:
+    venue: str
+    ok: int = 0
+    skipped: int = 0
+    failed: int = 0
+    filtered: int = 0  # well-formed and tradable, but outside the universe rules
+    held_refreshed: int = 0
+    markets_changed: int = 0
+    snapshots_added: int = 0
+    resolutions_recorded: int = 0
+    run_id: int | None = None
+    status: str = "ok"
+    error: str = ""
+
+    def line(self) -> str:
+        return (f"{self.venue}: ok {self.ok}, skipped {self.skipped}, failed {self.failed}, "
+                f"filtered {self.filtered}, held refreshed {self.held_refreshed}; "
+                f"{self.markets_changed} markets changed, {self.snapshots_added} snapshots, "
+                f"{self.resolutions_recorded} resolution changes")
+
+
+@dataclass
+class _Batch:
+    """What one sync will write, gathered before anything is written."""
+
+    markets: dict[str, Market] = field(default_factory=dict)
+    quotes: list[Quote] = field(default_factory=list)
+    resolutions: list[tuple[str, Resolution | None]] = field(default_factory=list)
+    extras: dict[str, dict] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def take(self, vm: Any, extra: dict | None = None) -> None:
+        m = vm.market
+        self.markets[m.id] = m
+        if vm.quote is not None:
+            self.quotes.append(vm.quote)
+        self.resolutions.append((m.id, vm.resolution))
+        if extra:
+            self.extras[m.id] = extra
+
+    def error(self, kind: str, native_id: str, exc: Exception | str, raw: Any = None) -> None:
+        fld = getattr(exc, "field", "") if isinstance(exc, Exception) else ""
+        reason = getattr(exc, "reason", "") if isinstance(exc, ArenaError) else ""
+        message = str(exc) if not reason or reason in str(exc) else f"{reason}: {exc}"
+        self.errors.append(dict(kind=kind, native_id=str(native_id)[:200], field=fld[:200], message=message,
+                                payload_excerpt=_excerpt(raw) if kind == "failed" else ""))
+
+
+def _excerpt(raw: Any) -> str:
+    try:
+        text = json.dumps(raw, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(raw)
+    return text[:EXCERPT]
+
+
+REWATCH = timedelta(days=30)
+
+
+def held_market_ids(engine: Engine, venue: str, now: datetime | None = None,
+                    rewatch: timedelta = REWATCH) -> dict[str, str]:
+    """arena id → native id of the venue's markets to refresh whatever the universe says: those in which
+    some agent still holds shares, and those settled within `rewatch` of `now` — a venue may un-resolve or
+    re-resolve a market after it settled, and only a refresh can notice."""
+    with session_scope(engine) as s:
+        held = (select(FillRow.market_id).group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
+                .having(func.sum(FillRow.shares) > 0))
+        ids = set(s.scalars(held))
+        if now is not None:
+            settled = select(FillRow.market_id).where(
+                FillRow.kind.in_(("settle", "refund", "reversal")),  # type: ignore[attr-defined]
+                FillRow.at >= now - rewatch).distinct()
+            ids |= set(s.scalars(settled))
+        if not ids:
+            return {}
+        rows = s.execute(select(MarketRow.id, MarketRow.native_id)
+                         .where(MarketRow.venue == venue, MarketRow.id.in_(sorted(ids)))).all()  # type: ignore[attr-defined]
+    return {mid: native for mid, native in rows}
+
+
+def _parse_one(batch: _Batch, raw: Any, parse: Callable[[Any], Any], report: SyncReport) -> Any | None:
+    native = str(raw.get("id", "?")) if isinstance(raw, dict) else "?"
+    try:
+        return parse(raw)
+    except UnsupportedMarket as exc:
+        report.skipped += 1
+        batch.error("skipped", native, exc)
+    except ParseError as exc:
+        report.failed += 1
+        batch.error("failed", native, exc, raw)
+    return None
+
+
+def _write(engine: Engine, report: SyncReport, batch: _Batch, now: datetime, finished: datetime) -> SyncReport:
+    with session_scope(engine) as s:
+        counts = ingest.record_observations(s, now, batch.markets.values(), batch.quotes, batch.resolutions,
+                                            batch.extras)
+        run = s.get(SyncRunRow, report.run_id)
+        assert run is not None
+        for e in batch.errors:
+            s.add(SyncErrorRow(sync_run_id=run.id, venue=report.venue, at=now, **e))
+        report.markets_changed = counts.markets_changed
+        report.snapshots_added = counts.snapshots_added
+        report.resolutions_recorded = counts.resolutions_recorded
+        run.status, run.finished_at = "ok", finished
+        run.ok, run.skipped, run.failed = report.ok, report.skipped, report.failed
+        run.markets_changed, run.snapshots_added = counts.markets_changed, counts.snapshots_added
+        run.resolutions_recorded = counts.resolutions_recorded
+        s.add(run)
+    return report
+
+
+def _run(engine: Engine, venue: str, clock: Clock, gather: Callable[[_Batch, SyncReport, datetime], None]) -> SyncReport:
+    now = clock.now()
+    report = SyncReport(venue)
+    with session_scope(engine) as s:
+        run = SyncRunRow(venue=venue, started_at=now, status="running")
+        s.add(run)
+        s.flush()
+        report.run_id = run.id
+    batch = _Batch()
+    try:
+        gather(batch, report, now)
+        return _write(engine, report, batch, now, clock.now())
+    except Exception as exc:  # a failed fetch or write: nothing of this sync is written, the run says why
+        report.status, report.error = "failed", f"{type(exc).__name__}: {exc}"
+        with session_scope(engine) as s:
+            run = s.get(SyncRunRow, report.run_id)
+            assert run is not None
+            run.status, run.finished_at, run.error = "failed", clock.now(), report.error[:20_000]
+            run.ok, run.skipped, run.failed = report.ok, report.skipped, report.failed
+            s.add(run)
+        if isinstance(exc, ArenaError) or _is_http_error(exc):
+            return report
+        raise
+
+
+def _is_http_error(exc: Exception) -> bool:
+    import httpx
+
+    return isinstance(exc, httpx.HTTPError)
+
+
+def _select(batch: _Batch, report: SyncReport, candidates: list[Any], now: datetime, rules: UniverseRules,
+            extra: Callable[[Any], dict] | None = None) -> list[Any]:
+    """Keep the candidates the universe rules choose; count the rest as skipped (not tradable) or filtered."""
+    tradable = []
+    for vm in candidates:
+        if vm.tradable:
+            tradable.append(vm)
+        else:
+            report.skipped += 1
+            batch.error("skipped", vm.native_id, f"not tradable: {vm.skip_reason}")
+    chosen_ids = {m.id for m in select_universe([vm.market for vm in tradable], now, rules)}
+    chosen = [vm for vm in tradable if vm.market.id in chosen_ids]
+    report.filtered += len(tradable) - len(chosen)
+    return chosen
+
+
+# --- Polymarket -----------------------------------------------------------------------------------------
+
+def _pm_extra(vm: Any) -> dict:
+    return {"token_ids": dict(vm.token_ids), "condition_id": vm.condition_id, "slug": vm.slug,
+            "neg_risk": vm.neg_risk, "fee_rate": str(getattr(vm, "fee_rate", "") or ""),
+            "pending_reason": vm.pending_reason, "uma_resolution_status": getattr(vm, "uma_resolution_status", "")}
+
+
+def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRules | None = None,
+                    candidates: int = 500) -> SyncReport:
+    """Gamma's most active open markets (by 24 h volume) through the universe rules, plus every held market
+    re-read by id (with the CLOB's winner flags as a second opinion once closed)."""
+    from arena.venues.polymarket_parse import parse_gamma_market
+
+    rules = rules or UniverseRules()
+
+    def gather(batch: _Batch, report: SyncReport, now: datetime) -> None:
+        parsed = []
+        rows = client.iter_markets(page_size=100, active="true", closed="false", order="volume24hr",
+                                   ascending="false")
+        for raw in islice(rows, candidates):
+            vm = _parse_one(batch, raw, lambda r: parse_gamma_market(r, fetched_at=now), report)
+            if vm is not None:
+                parsed.append(vm)
+        for vm in _select(batch, report, parsed, now, rules):
+            batch.take(vm, _pm_extra(vm))
+            report.ok += 1
+        for mid, native in sorted(held_market_ids(engine, "polymarket", now).items()):
+            if mid in batch.markets:
+                continue
+            try:
+                vm = client.market_for_settlement(native)
+            except ParseError as exc:
+                report.failed += 1
+                batch.error("failed", native, exc)
+                continue
+            batch.take(vm, _pm_extra(vm))
+            report.held_refreshed += 1
+
+    return _run(engine, "polymarket", clock, gather)
+
+
+# --- Manifold -------------------------------------------------------------------------------------------
+
+def sync_manifold(engine: Engine, client: Any, clock: Clock, rules: UniverseRules | None = None,
+                  candidates: int = 500) -> SyncReport:
+    """Manifold's most active open binary and multiple-choice markets through the universe rules (multiple
+    choice re-read in full for its answers), plus every held market re-read by id."""
+    from arena.venues.manifold_parse import parse_manifold_market
+
+    rules = rules or UniverseRules()
+
+    def gather(batch: _Batch, report: SyncReport, now: datetime) -> None:
+        rows = client.search_markets("", sort="24-hour-vol", filter="open", limit=min(candidates, 1000))
+        parsed = []
+        for raw in rows[:candidates]:
+            vm = _parse_one(batch, raw, lambda r: parse_manifold_market(r, fetched_at=now), report)
+            if vm is None:
+                continue
+            if not vm.tradable and vm.skip_reason == "answers_missing":
+                vm = _parse_one(batch, client.get_market(vm.native_id),
+                                lambda r: parse_manifold_market(r, fetched_at=now), report)
+                if vm is None:
+                    continue
+            parsed.append(vm)
+        for vm in _select(batch, report, parsed, now, rules):
+            batch.take(vm, {"outcome_type": getattr(vm, "outcome_type", "")})
+            report.ok += 1
+        for mid, native in sorted(held_market_ids(engine, "manifold", now).items()):
+            if mid in batch.markets:
+                continue
+            raw = client.get_market(native)
+            vm = _parse_one(batch, raw, lambda r: parse_manifold_market(r, fetched_at=now), report)
+            if vm is not None:
+                batch.take(vm)
+                report.held_refreshed += 1
+
+    return _run(engine, "manifold", clock, gather)
+
+
+# --- Replay ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _ReplayView:
+    market: Market
+    quote: Quote | None
+    resolution: Resolution | None
+    native_id: str
+    tradable: bool = True
+    skip_reason: str = ""
+
+
+def sync_replay(engine: Engine, venue: Any, clock: Clock, rules: UniverseRules | None = None) -> SyncReport:
+    """The replay venue as of the clock: its visible open markets through the universe rules (by default
+    all of them), and every held market with its quote and, once visible, its resolution."""
+    rules = rules or UniverseRules(top_n=10_000, horizon_days=36_500, exclude_keywords=())
+
+    def gather(batch: _Batch, report: SyncReport, now: datetime) -> None:
+        views = [_replay_view(venue, m, now) for m in venue.markets_at(now)]
+        for v in _select(batch, report, views, now, rules):
+            batch.take(v)
+            report.ok += 1
+        for mid in sorted(held_market_ids(engine, "replay", now)):
+            if mid in batch.markets:
+                continue
+            m = venue.market_at(mid, now)
+            if m is None:
+                continue
+            batch.take(_replay_view(venue, m, now))
+            report.held_refreshed += 1
+
+    return _run(engine, "replay", clock, gather)
+
+
+def _replay_view(venue: Any, m: Market, now: datetime) -> _ReplayView:
+    return _ReplayView(m, venue.quote_at(m.id, now), venue.resolution_at(m.id, now), m.id.split(":", 1)[1])
+
+
+def sync_all(engine: Engine, syncs: Iterable[Callable[[], SyncReport]]) -> list[SyncReport]:
+    return [s() for s in syncs]

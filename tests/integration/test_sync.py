@@ -1,0 +1,233 @@
+"""Venue syncs through an injected httpx transport on the real API samples (skipped without ../shared)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from arena.clock import FixedClock
+from arena.domain.decision import Bet, Decision
+from arena.domain.market import NO, YES
+from arena.domain.sizing import CohortRules
+from arena.domain.universe import UniverseRules
+from arena.money import Money
+from arena.services import decide, settle, sync
+from arena.services.cohorts import LineupEntry, start_cohort
+from arena.store.engine import session_scope
+from arena.store.tables import FillRow, MarketRow, PriceSnapshotRow, ResolutionRow, SyncErrorRow, SyncRunRow
+from arena.venues.manifold import ManifoldClient
+from arena.venues.polymarket import PolymarketClient
+
+SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "api-samples"
+NOW = datetime(2025, 11, 16, tzinfo=timezone.utc)  # a Sunday before the sample markets' end dates
+
+pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/data/api-samples is not available")
+
+
+def load(name: str):
+    return json.loads((SAMPLES / name).read_text())
+
+
+class Venue:
+    """A scripted Gamma/CLOB/Manifold: routes by path, records requests, serves what the test sets."""
+
+    def __init__(self):
+        self.listing: object = []
+        self.by_id: dict[str, object] = {}
+        self.status: dict[str, int] = {}
+        self.requests: list[httpx.Request] = []
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        path = request.url.path
+        if path in self.status:
+            return httpx.Response(self.status[path], json={"error": "boom"})
+        if path in ("/markets", "/search-markets", "/v0/search-markets"):
+            offset = int(request.url.params.get("offset", "0") or 0)
+            return httpx.Response(200, json=self.listing if offset == 0 else [])
+        key = path.rsplit("/", 1)[-1]
+        if key in self.by_id:
+            return httpx.Response(200, json=self.by_id[key])
+        return httpx.Response(404, json={"error": "not found"})
+
+
+def pm_client(venue: Venue, clock) -> PolymarketClient:
+    return PolymarketClient.with_transport(httpx.MockTransport(venue.handler), clock=clock, sleep=lambda s: None)
+
+
+def count(engine, table) -> int:
+    with Session(engine) as s:
+        return int(s.scalar(select(func.count()).select_from(table)) or 0)
+
+
+def test_polymarket_sync_records_universe_and_is_idempotent(engine):
+    venue = Venue()
+    venue.listing = load("polymarket/gamma_markets_list_active.json")
+    clock = FixedClock(NOW)
+    first = sync.sync_polymarket(engine, pm_client(venue, clock), clock, UniverseRules(horizon_days=60))
+    # four listed: three close 2025-12-31 (inside 60 days), one has no end date (outside any horizon)
+    assert (first.ok, first.failed, first.filtered + first.skipped) == (3, 0, 1)
+    assert first.snapshots_added >= 3 and first.markets_changed == 3
+    with Session(engine) as s:
+        rows = s.scalars(select(MarketRow).order_by(MarketRow.id)).all()
+        assert all(r.extra["token_ids"][YES] and r.extra["token_ids"][NO] for r in rows)
+        assert all(r.id.startswith("polymarket:") for r in rows)
+    again = sync.sync_polymarket(engine, pm_client(venue, clock), clock, UniverseRules(horizon_days=60))
+    assert (again.ok, again.markets_changed, again.snapshots_added, again.resolutions_recorded) == (3, 0, 0, 0)
+    assert count(engine, SyncRunRow) == 2
+
+
+def test_one_bad_market_is_stored_with_reason_and_excerpt_and_never_stops_the_sync(engine):
+    venue = Venue()
+    good = load("polymarket/gamma_markets_list_active.json")
+    bad = copy.deepcopy(good[0])
+    bad["id"], bad["outcomePrices"] = "999", "[not json"
+    venue.listing = [bad, *good[1:]]
+    clock = FixedClock(NOW)
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock, UniverseRules(horizon_days=60))
+    assert (report.ok, report.failed) == (2, 1)
+    with Session(engine) as s:
+        err = s.scalars(select(SyncErrorRow).where(SyncErrorRow.kind == "failed")).one()
+        assert err.native_id == "999" and "outcomePrices" in (err.field + err.message)
+        assert '"999"' in err.payload_excerpt
+        run = s.scalars(select(SyncRunRow)).one()
+        assert (run.status, run.ok, run.failed) == ("ok", 2, 1)
+
+
+@pytest.mark.parametrize("failure", ["http_500", "not_a_list"])
+def test_a_failed_fetch_writes_nothing_but_the_failed_run(engine, failure):
+    venue = Venue()
+    if failure == "http_500":
+        venue.status["/markets"] = 500
+    else:
+        venue.listing = {"unexpected": "shape"}
+    clock = FixedClock(NOW)
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock)
+    assert report.status == "failed" and report.error
+    assert count(engine, MarketRow) == 0 and count(engine, PriceSnapshotRow) == 0
+    with Session(engine) as s:
+        assert s.scalars(select(SyncRunRow)).one().status == "failed"
+    if failure == "http_500":  # retried with backoff before giving up
+        assert len([r for r in venue.requests if r.url.path == "/markets"]) > 1
+
+
+def _hold_position_in(engine, market_id: str, outcome: str, clock) -> None:
+    """An agent bets on `market_id` while it is open (the market must be in the store with a quote)."""
+    with session_scope(engine) as s:
+        cohort, _ = start_cohort(s, clock.now(), CohortRules(), [LineupEntry("alice")], clock.now())
+
+    class Once:
+        name = "alice"
+
+        def decide(self, view):
+            return Decision((Bet(market_id, outcome, Money.of(100)),))
+
+    (out,) = decide.run_round(engine, cohort, {"alice": Once()}, "r1", clock.now())
+    assert out.status == "executed", out
+
+
+def test_held_market_is_refreshed_after_leaving_the_universe_then_settled_and_re_settled(engine):
+    venue = Venue()
+    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
+    open_version = copy.deepcopy(resolved)
+    open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
+                        umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
+                        acceptingOrders=True, enableOrderBook=True)
+    open_version.pop("closedTime", None)
+    venue.listing = [open_version]
+    clock = FixedClock(NOW)
+    mid = f"polymarket:{resolved['id']}"
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).ok == 1
+    _hold_position_in(engine, mid, YES, clock)
+
+    # the market resolves and drops out of the open listing; the held position is refreshed by id
+    venue.listing = []
+    venue.by_id[resolved["id"]] = resolved
+    clock.advance(timedelta(days=30))
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock)
+    assert report.held_refreshed == 1 and report.resolutions_recorded == 1
+    assert settle.settle_resolved(engine, clock.now()).settled == 1
+    with Session(engine) as s:
+        payout = s.scalars(select(FillRow).where(FillRow.kind == "settle")).one()
+        buy = s.scalars(select(FillRow).where(FillRow.kind == "buy")).one()
+        assert payout.cash_micros == buy.shares  # YES won: $1 per share
+
+    # the venue un-resolves it (re-opened): the next sync records it and settlement is reversed
+    venue.by_id[resolved["id"]] = open_version
+    clock.advance(timedelta(days=1))
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).resolutions_recorded == 1
+    assert settle.settle_resolved(engine, clock.now()).reversed == 1
+    with Session(engine) as s:
+        assert [r.kind for r in s.scalars(select(ResolutionRow).order_by(ResolutionRow.version))] == [
+            "winner", "unresolved"]
+
+
+def test_manifold_sync_takes_binary_and_multiple_choice_and_skips_the_rest(engine):
+    venue = Venue()
+    listing = load("manifold/markets_list.json")
+    venue.listing = listing
+    full_mc = load("manifold/market_full_multiple_choice.RECONSTRUCTED.json")
+    venue.by_id[full_mc["id"]] = full_mc
+    for m in listing:  # multiple-choice rows need their full market for answers
+        if m.get("outcomeType") == "MULTIPLE_CHOICE" and m["id"] != full_mc["id"]:
+            venue.by_id[m["id"]] = {**full_mc, "id": m["id"], "isResolved": m.get("isResolved", False)}
+    clock = FixedClock(datetime(2024, 1, 7, tzinfo=timezone.utc))
+    client = ManifoldClient.with_transport(httpx.MockTransport(venue.handler), clock=clock, sleep=lambda s: None)
+    report = sync.sync_manifold(engine, client, clock, UniverseRules(horizon_days=36500, exclude_keywords=()))
+    assert report.status == "ok"
+    assert report.ok + report.skipped + report.failed + report.filtered == len(listing)
+    with Session(engine) as s:
+        kinds = {e.native_id: e.message for e in s.scalars(select(SyncErrorRow))}
+    polls = [m["id"] for m in listing if m.get("outcomeType") in ("POLL", "DATE", "MULTI_NUMERIC")]
+    assert polls and all(p in kinds for p in polls)  # each skip stored with its reason
+
+
+def test_replay_settlement_matches_every_recorded_resolution(engine, shared_dir):
+    from arena.services import ingest
+    from arena.venues.replay import ReplayVenue
+
+    venue = ReplayVenue.from_path(shared_dir / "data" / "replay" / "replay_markets.jsonl")
+    rules = CohortRules(starting_cash=Money.of(10_000_000), min_bet=Money.of(1), max_actions=10_000,
+                        max_bet_fraction=Decimal("0.001"))
+    start, end = venue.span()
+    with session_scope(engine) as s:
+        cohort, _ = start_cohort(s, start, rules, [LineupEntry("yes-to-all")], start)
+    # every market is bought YES for $1 at the first moment it is visible, at its then-price
+    ids = venue.market_ids()
+    firsts: dict[datetime, list[str]] = {}
+    for mid in ids:
+        firsts.setdefault(venue.record(mid).listed_from, []).append(mid)
+    for t in sorted(firsts):
+        with session_scope(engine) as s:
+            ingest.record_observations(s, t, [venue.market_at(m, t) for m in firsts[t]],
+                                       [venue.quote_at(m, t) for m in firsts[t]])
+        batch = [m for m in firsts[t] if venue.market_at(m, t).is_open_at(t)]
+
+        class Buyer:
+            name = "yes-to-all"
+
+            def decide(self, view, batch=batch):
+                return Decision(tuple(Bet(m, YES, Money.of(1)) for m in batch if view.market(m)))
+
+        decide.run_round(engine, cohort, {"yes-to-all": Buyer()}, f"r{t:%Y%m%d}", t, concurrency=1)
+    # at the end every resolution is visible; the sync refreshes the held markets and settlement follows
+    clock = FixedClock(end + timedelta(days=2))
+    report = sync.sync_replay(engine, venue, clock)
+    assert report.status == "ok" and report.held_refreshed > 0
+    settle.settle_resolved(engine, clock.now())
+    with Session(engine) as s:
+        fills = s.execute(select(FillRow.market_id, FillRow.kind, FillRow.shares, FillRow.cash_micros)).all()
+    bought = {m: sh for m, k, sh, _ in fills if k == "buy"}
+    paid = {m: (sh, cash) for m, k, sh, cash in fills if k == "settle"}
+    assert len(bought) > 700 and set(paid) == set(bought)
+    for m, shares in bought.items():
+        won = venue.record(m).resolution == 1
+        assert paid[m] == (-shares, shares if won else 0), m
