@@ -27,6 +27,7 @@ from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.services.cohorts import agents_of, cohort_rules
+from arena.services.pricing import BookSource, pricer_for
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow, ModelCallRow, RejectionRow
@@ -103,7 +104,9 @@ def action_json(action: Bet | Sell) -> dict[str, Any]:
 
 
 def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Agent, round_key: str,
-               as_of: datetime, forecast_k: int = 20) -> DecisionOutcome:
+               as_of: datetime, forecast_k: int = 20, books: BookSource | None = None) -> DecisionOutcome:
+    """One agent's decision for the round. `books` (token id → order book) makes Polymarket orders walk the
+    live CLOB book; without it every order fills at the venue probability."""
     decision_id = claim(engine, cohort.id, agent_row.id, round_key, as_of)  # type: ignore[arg-type]
     if decision_id is None:
         return DecisionOutcome(agent_row.name, "skipped")
@@ -112,6 +115,7 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
         ledger = repo.ledger_for(s, agent_row, cohort)
         markets, quotes = tradable_markets(s, as_of)
         view = build_view(s, ledger, str(agent_row.id), as_of, rules, markets, quotes, forecast_k)
+        pricer = pricer_for(s, markets, quotes, books)
     error = ""
     try:
         decision = agent.decide(view)
@@ -121,8 +125,7 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
         error = decision.error
         decision = Decision(forecasts=decision.forecasts, reasoning=decision.reasoning, calls=decision.calls,
                             error=decision.error)
-    execution = broker.execute(decision, ledger, markets, broker.QuotePricer(quotes), rules, as_of,
-                               str(decision_id))
+    execution = broker.execute(decision, ledger, markets, pricer, rules, as_of, str(decision_id))
     bad_forecasts = {mid: p for mid, p in decision.forecasts.items()
                      if mid not in markets or not (0.0 <= float(p) <= 1.0)}
     if error and not decision.calls:
@@ -187,7 +190,7 @@ def _forecast_row(decision_id: int, agent_id: int | None, market_id: str, source
 
 
 def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], round_key: str, as_of: datetime,
-              forecast_k: int = 20, concurrency: int = 8) -> list[DecisionOutcome]:
+              forecast_k: int = 20, concurrency: int = 8, books: BookSource | None = None) -> list[DecisionOutcome]:
     """Every agent of `cohort` decides once for `round_key`, up to `concurrency` at a time, so a round of
     model agents takes about as long as its slowest agent. Agents without an implementation are reported
     as "no_agent". Outcomes come back in lineup order."""
@@ -198,7 +201,7 @@ def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], ro
         impl = agents.get(row.name)
         if impl is None:
             return DecisionOutcome(row.name, "no_agent")
-        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k)
+        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k, books)
 
     if concurrency <= 1 or len(rows) <= 1:
         return [one(r) for r in rows]

@@ -231,3 +231,50 @@ def test_replay_settlement_matches_every_recorded_resolution(engine, shared_dir)
     for m, shares in bought.items():
         won = venue.record(m).resolution == 1
         assert paid[m] == (-shares, shares if won else 0), m
+
+
+def test_polymarket_orders_walk_the_book_and_fall_back_to_probability_without_one(engine):
+    from arena.domain.book import OrderBook
+    from arena.money import Price
+    from arena.store.tables import RejectionRow
+    from arena.venues.polymarket_parse import parse_book
+
+    venue = Venue()
+    venue.listing = load("polymarket/gamma_markets_list_active.json")[:3]
+    clock = FixedClock(NOW)
+    sync.sync_polymarket(engine, pm_client(venue, clock), clock, UniverseRules(horizon_days=60))
+    deep = parse_book(load("polymarket/clob_book_2026_format.UNATTRIBUTED.json"))
+    thin = OrderBook.of([(Price.of("0.40"), 100_000_000)], [(Price.of("0.50"), 100_000_000)])  # 100 shares a side
+    with Session(engine) as s:
+        m1, m2, m3 = [r.id for r in s.scalars(select(MarketRow).order_by(MarketRow.id))]
+        tokens = {r.id: r.extra["token_ids"] for r in s.scalars(select(MarketRow))}
+    # m1's YES token has the deep book, m3's the thin one; every other token answers "no orderbook"
+    books = {tokens[m1][YES]: deep, tokens[m3][YES]: thin}
+    with session_scope(engine) as s:
+        cohort, _ = start_cohort(s, NOW, CohortRules(), [LineupEntry("a"), LineupEntry("b"), LineupEntry("c")], NOW)
+
+    class Bets:
+        def __init__(self, name, bets):
+            self.name, self.bets = name, bets
+
+        def decide(self, view):
+            return Decision(tuple(self.bets))
+
+    agents = {"a": Bets("a", [Bet(m1, YES, Money.of(100)), Bet(m2, YES, Money.of(100))]),
+              "b": Bets("b", [Bet(m1, NO, Money.of(100))]),
+              "c": Bets("c", [Bet(m3, YES, Money.of(60))])}  # 60 / 0.50 = 120 shares > 100 on the book
+    out = {o.agent: o for o in decide.run_round(engine, cohort, agents, "r1", NOW, books=books.get)}
+    assert (out["a"].status, out["b"].status, out["c"].status) == ("executed", "executed", "rejected")
+    with Session(engine) as s:
+        fills = s.scalars(select(FillRow)).all()
+        reasons = [r.reason for r in s.scalars(select(RejectionRow))]
+    a_m1 = next(f for f in fills if f.market_id == m1 and f.outcome == YES)
+    a_m2 = next(f for f in fills if f.market_id == m2)
+    b_m1 = next(f for f in fills if f.market_id == m1 and f.outcome == NO)
+    best_ask, best_bid = deep.best_ask.ppm, deep.best_bid.ppm
+    assert a_m1.provenance == "clob_book" and a_m1.price_ppm >= best_ask
+    assert a_m1.mid_ppm == (best_ask + best_bid) // 2 or abs(a_m1.mid_ppm - (best_ask + best_bid) / 2) <= 1
+    assert a_m1.price_ppm - a_m1.mid_ppm >= 0  # the slippage against the mid is recorded and never negative
+    assert a_m2.provenance == "venue_probability"
+    assert b_m1.provenance == "clob_book" and b_m1.price_ppm >= 1_000_000 - best_bid  # NO asks = 1 − YES bids
+    assert reasons == ["insufficient_depth"] and not [f for f in fills if f.market_id == m3]
