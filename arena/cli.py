@@ -23,6 +23,8 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.venues.simulated import SimulatedUniverse
 
     started = time.perf_counter()
+    if args.start is None:
+        args.start = "2025-11-02" if args.replay else "2026-01-04"
     start = datetime.fromisoformat(args.start).replace(tzinfo=timezone.utc)
     if start.weekday() != 6:
         print(f"--start must be a Sunday (cohorts open Sunday 00:00 UTC), got {args.start}", file=sys.stderr)
@@ -35,15 +37,28 @@ def _demo(args: argparse.Namespace) -> int:
         url = f"sqlite:///{path}"
     engine = open_store(url)
     rules = CohortRules(decision_weeks=args.decision_weeks)
-    universe = SimulatedUniverse.generate(args.seed, start, weeks=args.cohorts + args.decision_weeks,
-                                          markets_per_week=args.markets_per_week)
-    agents = demo_lineup(universe, args.seed)
+    if args.replay:
+        from arena.agents.baselines import replay_lineup
+        from arena.services.simulation import ReplayTimeVenue
+        from arena.venues.replay import ReplayVenue
+
+        replay = ReplayVenue.from_path(args.replay, skip_malformed=True)
+        venue: object = ReplayTimeVenue(replay)
+        agents = replay_lineup(lambda mid: replay.record(mid).resolution, args.seed)
+        until = start + timedelta(weeks=args.cohorts + args.decision_weeks, days=args.days)
+        what = f"replay of {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped)"
+    else:
+        universe = SimulatedUniverse.generate(args.seed, start, weeks=args.cohorts + args.decision_weeks,
+                                              markets_per_week=args.markets_per_week)
+        venue = universe
+        agents = demo_lineup(universe, args.seed)
+        until = universe.end + timedelta(days=1)
+        what = f"{len(universe)} simulated markets"
     lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", "")}) for a in agents]
-    until = universe.end + timedelta(days=1)
-    report = simulate(engine, universe, {a.name: a for a in agents}, start, args.cohorts, rules, lineup, until,
-                      forecast_k=args.forecast_k)
+    report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts, rules,  # type: ignore[arg-type]
+                      lineup, until, forecast_k=args.forecast_k)
     as_of = start + timedelta(days=report.days)
-    print(f"arena demo — seed {args.seed}: {len(universe)} simulated markets, {len(report.cohorts)} weekly cohorts "
+    print(f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
           f"× {len(agents)} scripted agents, {report.days} simulated days")
     print(f"decisions: {dict(sorted(report.decisions.items()))}; fills: {report.fills} bets/sells, "
           f"{report.settled} settlements, {report.refunded} refunds (voided markets); "
@@ -55,6 +70,57 @@ def _demo(args: argparse.Namespace) -> int:
     print()
     print(LEGEND)
     print(f"\ndatabase: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from arena.clock import FixedClock, SystemClock
+    from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
+    from arena.services import sync
+    from arena.store.engine import open_store
+    from arena.venues.http import VenueHTTP
+
+    engine = open_store(args.db)
+    rules = UniverseRules(top_n=args.top, rank_by=args.rank_by, horizon_days=args.horizon_days,
+                          exclude_keywords=tuple(args.exclude) if args.exclude is not None
+                          else DEFAULT_EXCLUDED_KEYWORDS)
+    if args.venue == "replay":
+        from arena.venues.replay import ReplayVenue
+
+        if not args.file:
+            print("arena sync --venue replay needs --file", file=sys.stderr)
+            return 2
+        clock = FixedClock(datetime.fromisoformat(args.at)) if args.at else SystemClock()
+        report = sync.sync_replay(engine, ReplayVenue.from_path(args.file, skip_malformed=True), clock)
+    elif args.venue == "polymarket":
+        from arena.venues.polymarket import PolymarketClient
+
+        clock = SystemClock()
+        report = sync.sync_polymarket(engine, PolymarketClient(VenueHTTP(), clock=clock), clock, rules)
+    else:
+        from arena.venues.manifold import ManifoldClient
+
+        clock = SystemClock()
+        report = sync.sync_manifold(engine, ManifoldClient(VenueHTTP(), clock=clock), clock, rules)
+    print(report.line())
+    if report.status != "ok":
+        print(f"sync failed: {report.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from arena.services.export import export_replay, export_tables
+    from arena.store.engine import open_store
+
+    engine = open_store(args.db)
+    if args.what == "replay":
+        report = export_replay(engine, args.out)
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
+        print(f"wrote {report.written} resolved markets to {args.out}; left out: {skipped}")
+        return 0
+    report = export_tables(engine, args.out, datetime.now(timezone.utc), args.cohort)
+    print(f"wrote {report.written} rows: " + ", ".join(report.files))
     return 0
 
 
@@ -102,9 +168,32 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--decision-weeks", type=int, default=4, help="weekly decision rounds per cohort")
     d.add_argument("--markets-per-week", type=int, default=30)
     d.add_argument("--forecast-k", type=int, default=20, help="markets every agent forecasts each round")
-    d.add_argument("--start", default="2026-01-04", help="first cohort's Sunday (UTC)")
+    d.add_argument("--start", default=None,
+                   help="first cohort's Sunday (UTC; default 2026-01-04, or 2025-11-02 with --replay)")
+    d.add_argument("--replay", default=None, metavar="FILE",
+                   help="run the cohorts on recorded markets (replay JSON lines) instead of the simulator")
+    d.add_argument("--days", type=int, default=120, help="with --replay: days to run after the last decision")
     d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh SQLite file under db/)")
     d.set_defaults(func=_demo)
+
+    sy = sub.add_parser("sync", help="bring a venue's markets, prices and resolutions into the database")
+    sy.add_argument("--venue", required=True, choices=["polymarket", "manifold", "replay"])
+    sy.add_argument("--file", default=None, help="with --venue replay: the replay JSON-lines file")
+    sy.add_argument("--at", default=None, help="with --venue replay: the simulated time (ISO, UTC; default now)")
+    sy.add_argument("--top", type=int, default=100, help="markets in the universe")
+    sy.add_argument("--rank-by", default="volume_24h", choices=["volume_24h", "liquidity", "volume"])
+    sy.add_argument("--horizon-days", type=int, default=60, help="leave out markets closing later than this")
+    sy.add_argument("--exclude", action="append", default=None, metavar="KEYWORD",
+                    help="leave out markets whose question contains KEYWORD (repeatable; replaces the defaults)")
+    sy.add_argument("--db", default=None)
+    sy.set_defaults(func=_sync)
+
+    ex = sub.add_parser("export", help="export CSV (fills, decisions, snapshots, scores) or a replay file")
+    ex.add_argument("what", nargs="?", default="csv", choices=["csv", "replay"])
+    ex.add_argument("--out", required=True, help="a directory for csv, a file for replay")
+    ex.add_argument("--cohort", default=None, help="csv: only this cohort")
+    ex.add_argument("--db", default=None)
+    ex.set_defaults(func=_export)
 
     s = sub.add_parser("score", help="score an external forecast file (CSV or JSON lines)")
     s.add_argument("file")

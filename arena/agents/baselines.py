@@ -405,11 +405,31 @@ def demo_lineup(universe: TruthSource, seed: int) -> list[Agent]:
     ]
 
 
+def replay_lineup(outcome_of: Callable[[str], int], seed: int) -> list[Agent]:
+    """Agents for a replay of recorded markets, which have no hidden truth: the baselines, plus two
+    *clairvoyant* reference agents that are told the recorded outcome (blurred to 0.8 / 0.2 and then
+    noised), so a replay shows that the scoring separates a forecaster who knows something from one who
+    does not. They are labelled as such everywhere; they are not forecasters."""
+
+    def blurred(market_id: str) -> float:
+        return 0.8 if outcome_of(market_id) == 1 else 0.2
+
+    return [
+        NoisyOracle("clairvoyant-sharp", 0.5, blurred, seed=_derived_seed(seed, "clairvoyant-sharp")),
+        NoisyOracle("clairvoyant-noisy", 1.5, blurred, seed=_derived_seed(seed, "clairvoyant-noisy")),
+        KellyBettor("kelly-extremizer", alpha=1.5, seed=_derived_seed(seed, "kelly-extremizer")),
+        RandomBettor("random", seed=_derived_seed(seed, "random")),
+        MarketFollower("market-follower"),
+        AlwaysHalf("always-0.5"),
+    ]
+
+
 def _derived_seed(seed: int, name: str) -> int:
     return stable_int("demo", seed, name) & (2**63 - 1)
 
 
 __all__ = [
+    "replay_lineup",
     "AlwaysHalf",
     "Budget",
     "DEMO_NAMES",

@@ -36,14 +36,9 @@ def record_observations(
     """Upsert markets, append price snapshots and record resolution changes; repeating it changes nothing.
     `extras[market_id]` keeps venue details a market needs later (e.g. Polymarket token ids for its book)."""
     counts = IngestCounts()
-    extras = extras or {}
-    for m in markets:
-        counts.markets_changed += repo.upsert_market(session, m, now, extras.get(m.id))
+    counts.markets_changed = repo.upsert_markets(session, markets, now, extras)
     session.flush()
-    for q in quotes:
-        counts.snapshots_added += repo.add_quote(session, q, now)
-    for market_id, res in resolutions:
-        if repo.record_resolution(session, market_id, res, now) is not None:
-            counts.resolutions_recorded += 1
+    counts.snapshots_added = repo.add_quotes(session, quotes, now)
+    counts.resolutions_recorded = repo.record_resolutions(session, resolutions, now)
     session.flush()
     return counts

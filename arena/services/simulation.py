@@ -116,3 +116,23 @@ def simulate(
             break
         now += DAY
     return report
+
+
+class ReplayTimeVenue:
+    """Adapts the replay venue to the simulation loop: every market listed by t (resolved ones included, so
+    their resolutions are recorded), quotes only from points visible at t."""
+
+    def __init__(self, venue: object) -> None:
+        self.venue = venue
+
+    def markets_listed_at(self, t: datetime) -> list[Market]:
+        return self.venue.markets_at(t, include_resolved=True)  # type: ignore[attr-defined]
+
+    def quote_at(self, market_id: str, t: datetime) -> Quote:
+        q = self.venue.quote_at(market_id, t)  # type: ignore[attr-defined]
+        if q is None:
+            raise NotFound(f"no visible price for {market_id} at {t}")
+        return q
+
+    def resolution_at(self, market_id: str, t: datetime) -> Resolution | None:
+        return self.venue.resolution_at(market_id, t)  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlmodel import Session
 
 from arena.clock import utc
@@ -80,6 +80,45 @@ def upsert_market(session: Session, market: Market, now: datetime, extra: dict |
     return changed
 
 
+def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
+                   extras: dict[str, dict] | None = None) -> int:
+    """`upsert_market` for many markets with one read of the existing rows; returns how many changed."""
+    markets = list({m.id: m for m in markets}.values())
+    extras = extras or {}
+    existing: dict[str, MarketRow] = {}
+    for chunk in _chunks([m.id for m in markets]):
+        existing.update({r.id: r for r in session.scalars(select(MarketRow).where(MarketRow.id.in_(chunk)))})  # type: ignore[attr-defined]
+    changed = 0
+    for m in markets:
+        fields = _market_fields(m)
+        if m.id in extras:
+            fields["extra"] = extras[m.id]
+        row = existing.get(m.id)
+        if row is None:
+            fields.setdefault("extra", {})
+            session.add(MarketRow(id=m.id, first_seen_at=now, updated_at=now, **fields))
+            changed += 1
+            continue
+        diff = False
+        for k, v in fields.items():
+            old = getattr(row, k)
+            if k == "close_time" and old is not None:
+                old = utc(old)
+            if old != v:
+                setattr(row, k, v)
+                diff = True
+        if diff:
+            row.updated_at = now
+            session.add(row)
+            changed += 1
+    return changed
+
+
+def _chunks(items: list, size: int = 500) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
 def get_market(session: Session, market_id: str) -> Market | None:
     row = session.get(MarketRow, market_id)
     return market_from_row(row) if row else None
@@ -121,6 +160,36 @@ def add_quote(session: Session, quote: Quote, fetched_at: datetime) -> int:
         ))
         added += 1
     return added
+
+
+def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime) -> int:
+    """`add_quote` for many quotes with one read of the snapshot keys already stored."""
+    quotes = list(quotes)
+    if not quotes:
+        return 0
+    ids = sorted({q.market_id for q in quotes})
+    earliest = min(q.observed_at for q in quotes)
+    stored: set[tuple] = set()
+    for chunk in _chunks(ids):
+        stored |= {(m, o, utc(t), src) for m, o, t, src in session.execute(
+            select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
+                   PriceSnapshotRow.source)
+            .where(PriceSnapshotRow.market_id.in_(chunk), PriceSnapshotRow.observed_at >= earliest))}  # type: ignore[attr-defined]
+    rows = []
+    for q in quotes:
+        for outcome, price in q.prices.items():
+            key = (q.market_id, outcome, utc(q.observed_at), q.source)
+            if key in stored:
+                continue
+            stored.add(key)
+            rows.append(dict(
+                market_id=q.market_id, outcome=outcome, price_ppm=price.ppm,
+                bid_ppm=q.bid.ppm if q.bid is not None and outcome == YES else None,
+                ask_ppm=q.ask.ppm if q.ask is not None and outcome == YES else None,
+                observed_at=q.observed_at, fetched_at=q.fetched_at or fetched_at, source=q.source))
+    if rows:
+        session.execute(insert(PriceSnapshotRow), rows)
+    return len(rows)
 
 
 def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] | None = None) -> dict[str, Quote]:
@@ -182,6 +251,45 @@ def latest_resolution_row(session: Session, market_id: str) -> ResolutionRow | N
     return session.scalars(
         select(ResolutionRow).where(ResolutionRow.market_id == market_id).order_by(ResolutionRow.version.desc())
     ).first()
+
+
+def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution | None]], now: datetime) -> int:
+    """`record_resolution` for many markets with one read of their latest versions; returns versions added."""
+    items = list(items)
+    ids = sorted({mid for mid, _ in items})
+    latest: dict[str, ResolutionRow] = {}
+    for chunk in _chunks(ids):
+        sub = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
+               .where(ResolutionRow.market_id.in_(chunk)).group_by(ResolutionRow.market_id).subquery())  # type: ignore[attr-defined]
+        latest.update({r.market_id: r for r in session.scalars(select(ResolutionRow).join(
+            sub, (ResolutionRow.market_id == sub.c.market_id) & (ResolutionRow.version == sub.c.v)))})
+    added = 0
+    for mid, res in items:
+        row = _next_resolution(mid, res, latest.get(mid), now)
+        if row is not None:
+            session.add(row)
+            latest[mid] = row
+            added += 1
+    return added
+
+
+def _next_resolution(market_id: str, resolution: Resolution | None, latest: ResolutionRow | None,
+                     now: datetime) -> ResolutionRow | None:
+    if latest is not None:
+        current = resolution_from_row(latest)
+        if resolution is None and current is None:
+            return None
+        if resolution is not None and current is not None and current.same_as(resolution):
+            return None
+    elif resolution is None:
+        return None
+    version = (latest.version if latest else 0) + 1
+    if resolution is None:
+        return ResolutionRow(market_id=market_id, version=version, kind="unresolved", payouts={},
+                             resolved_at=None, recorded_at=now, source="unresolved")
+    return ResolutionRow(market_id=market_id, version=version, kind=resolution.kind.value,
+                         payouts={k: p.ppm for k, p in resolution.payouts.items()},
+                         resolved_at=resolution.resolved_at, recorded_at=now, source=resolution.source)
 
 
 def record_resolution(session: Session, market_id: str, resolution: Resolution | None, now: datetime) -> int | None:

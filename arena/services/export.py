@@ -1,0 +1,190 @@
+"""Export: the arena's recorded facts in portable formats — the replay JSON-lines format (so live history can be
+replayed later), and CSV (Parquet where a library for it is installed) of fills, decisions, snapshots and
+scores."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.clock import utc
+from arena.domain.market import YES
+from arena.money import MICRO
+from arena.store.tables import (
+    AgentRow,
+    CohortRow,
+    DecisionRow,
+    FillRow,
+    MarketRow,
+    PortfolioSnapshotRow,
+    PriceSnapshotRow,
+    ResolutionRow,
+)
+from arena.venues.replay import write_replay
+
+
+@dataclass
+class ExportReport:
+    written: int = 0
+    skipped: Counter = field(default_factory=Counter)  # reason → markets left out
+    files: list[str] = field(default_factory=list)
+
+
+def export_replay(engine: Engine, path: str | Path) -> ExportReport:
+    """Write every binary market that resolved YES or NO, with its daily YES price (the last snapshot of each
+    UTC day, only days before the resolution date), in the replay format. Markets the format cannot express
+    (void, probabilistic, multi-outcome, unresolved, no price before resolution) are counted by reason."""
+    report = ExportReport()
+    records = []
+    with Session(engine) as s:
+        latest_v = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
+                    .group_by(ResolutionRow.market_id).subquery())
+        resolutions = {r.market_id: r for r in s.scalars(
+            select(ResolutionRow).join(latest_v, (ResolutionRow.market_id == latest_v.c.market_id)
+                                       & (ResolutionRow.version == latest_v.c.v)))}
+        for m in s.scalars(select(MarketRow).order_by(MarketRow.id)):
+            res = resolutions.get(m.id)
+            reason = _unexportable(m, res)
+            if reason:
+                report.skipped[reason] += 1
+                continue
+            assert res is not None
+            resolved_on = utc(res.resolved_at or res.recorded_at).date()
+            daily: dict = {}
+            for at, ppm in s.execute(select(PriceSnapshotRow.observed_at, PriceSnapshotRow.price_ppm)
+                                     .where(PriceSnapshotRow.market_id == m.id, PriceSnapshotRow.outcome == YES)
+                                     .order_by(PriceSnapshotRow.observed_at, PriceSnapshotRow.id)):
+                day = utc(at).date()
+                if day < resolved_on:
+                    daily[day] = Decimal(ppm) / MICRO  # the last observation of the day wins
+            if not daily:
+                report.skipped["no price before resolution"] += 1
+                continue
+            records.append({
+                "platform": m.venue, "market_id": m.native_id, "question": m.question, "url": m.url,
+                "background": m.description, "resolution_criteria": "", "market_info_resolution_criteria": None,
+                "market_open_datetime": utc(m.first_seen_at).isoformat(),
+                "market_close_datetime": utc(m.close_time).isoformat() if m.close_time else None,
+                "resolution": 1 if int(res.payouts.get(YES, 0)) == MICRO else 0,
+                "first_resolved_observation_date": resolved_on,
+                "history": sorted(daily.items()),
+                "provenance": {"exported_by": "arena", "arena_market_id": m.id, "resolution_version": res.version},
+            })
+    report.written = write_replay(records, path) if records else 0
+    if not records:
+        Path(path).write_text("")
+    report.files.append(str(path))
+    return report
+
+
+def _unexportable(m: MarketRow, res: ResolutionRow | None) -> str:
+    if m.kind != "binary":
+        return "multi-outcome"
+    if res is None or res.kind == "unresolved":
+        return "unresolved"
+    if res.kind == "void":
+        return "void"
+    if res.kind != "winner":
+        return "probabilistic"
+    return ""
+
+
+TABLES = ("fills", "decisions", "snapshots", "scores")
+
+
+def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: str | None = None,
+                  parquet: bool = True) -> ExportReport:
+    """fills.csv, decisions.csv, snapshots.csv and scores.csv (and .parquet when pyarrow or fastparquet is
+    installed), for one cohort or for everything. Money columns are exact decimal strings in USD."""
+    from arena.services.score import cohort_leaderboards
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report = ExportReport()
+    with Session(engine) as s:
+        cohort_ids = list(s.scalars(select(CohortRow.id).where(CohortRow.name == cohort))) if cohort else None
+        if cohort and not cohort_ids:
+            from arena.errors import NotFound
+
+            raise NotFound(f"no cohort named {cohort!r}")
+
+        def scoped(q, col):  # type: ignore[no-untyped-def]
+            return q.where(col.in_(cohort_ids)) if cohort_ids is not None else q
+
+        frames = {
+            "fills": pd.read_sql(scoped(select(
+                FillRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), FillRow.market_id,
+                FillRow.outcome, FillRow.kind, FillRow.shares, FillRow.cash_micros, FillRow.cost_micros,
+                FillRow.price_ppm, FillRow.mid_ppm, FillRow.provenance, FillRow.decision_id,
+                FillRow.resolution_version, FillRow.at, FillRow.key)
+                .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
+                .order_by(FillRow.id), FillRow.cohort_id), s.connection()),
+            "decisions": pd.read_sql(scoped(select(
+                DecisionRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), DecisionRow.round_key,
+                DecisionRow.status, DecisionRow.as_of, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros,
+                DecisionRow.actions, DecisionRow.reasoning, DecisionRow.error, DecisionRow.sizing_version)
+                .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+                .join(CohortRow, CohortRow.id == DecisionRow.cohort_id).order_by(DecisionRow.id),
+                DecisionRow.cohort_id), s.connection()),
+            "snapshots": pd.read_sql(scoped(select(
+                PortfolioSnapshotRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
+                PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.cash_micros,
+                PortfolioSnapshotRow.positions_value_micros, PortfolioSnapshotRow.total_value_micros,
+                PortfolioSnapshotRow.open_positions, PortfolioSnapshotRow.unpriced_positions,
+                PortfolioSnapshotRow.final)
+                .join(AgentRow, AgentRow.id == PortfolioSnapshotRow.agent_id)
+                .join(CohortRow, CohortRow.id == PortfolioSnapshotRow.cohort_id)
+                .order_by(PortfolioSnapshotRow.id), PortfolioSnapshotRow.cohort_id), s.connection()),
+    }
+    frames["scores"] = cohort_leaderboards(engine, as_of, [cohort] if cohort else None)
+    for name in ("fills", "decisions", "snapshots"):
+        frames[name] = _usd_columns(frames[name])
+    if "actions" in frames["decisions"]:
+        import json
+
+        frames["decisions"]["actions"] = frames["decisions"]["actions"].map(
+            lambda v: v if isinstance(v, str) else json.dumps(v))
+    writer = _parquet_engine() if parquet else None
+    for name, df in frames.items():
+        path = out / f"{name}.csv"
+        df.to_csv(path, index=False)
+        report.files.append(str(path))
+        if writer:
+            pq = out / f"{name}.parquet"
+            df.to_parquet(pq, index=False, engine=writer)
+            report.files.append(str(pq))
+        report.written += len(df)
+    return report
+
+
+def _usd_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Integer micro-USD columns become exact decimal USD strings (…_usd); ppm prices become decimals."""
+    df = df.copy()
+    for col in [c for c in df.columns if c.endswith("_micros")]:
+        df[col[: -len("_micros")] + "_usd"] = df[col].map(
+            lambda v: "" if pd.isna(v) else str(Decimal(int(v)) / MICRO))
+        df = df.drop(columns=[col])
+    for col in [c for c in df.columns if c.endswith("_ppm")]:
+        df[col[: -len("_ppm")]] = df[col].map(lambda v: "" if pd.isna(v) else str(Decimal(int(v)) / MICRO))
+        df = df.drop(columns=[col])
+    if "shares" in df.columns:
+        df["shares"] = df["shares"].map(lambda v: str(Decimal(int(v)) / MICRO))
+    return df
+
+
+def _parquet_engine() -> str | None:
+    for name in ("pyarrow", "fastparquet"):
+        try:
+            __import__(name)
+            return name
+        except ImportError:
+            continue
+    return None
