@@ -89,6 +89,7 @@ def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
     for chunk in _chunks([m.id for m in markets]):
         existing.update({r.id: r for r in session.scalars(select(MarketRow).where(MarketRow.id.in_(chunk)))})  # type: ignore[attr-defined]
     changed = 0
+    new_rows = []
     for m in markets:
         fields = _market_fields(m)
         if m.id in extras:
@@ -96,7 +97,7 @@ def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
         row = existing.get(m.id)
         if row is None:
             fields.setdefault("extra", {})
-            session.add(MarketRow(id=m.id, first_seen_at=now, updated_at=now, **fields))
+            new_rows.append(dict(id=m.id, first_seen_at=now, updated_at=now, **fields))
             changed += 1
             continue
         diff = False
@@ -111,6 +112,8 @@ def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
             row.updated_at = now
             session.add(row)
             changed += 1
+    if new_rows:  # one multi-row INSERT instead of an ORM object per market
+        session.connection().execute(insert(MarketRow.__table__), new_rows)  # type: ignore[attr-defined]
     return changed
 
 
@@ -188,7 +191,7 @@ def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime) 
                 ask_ppm=q.ask.ppm if q.ask is not None and outcome == YES else None,
                 observed_at=q.observed_at, fetched_at=q.fetched_at or fetched_at, source=q.source))
     if rows:
-        session.execute(insert(PriceSnapshotRow), rows)
+        session.connection().execute(insert(PriceSnapshotRow.__table__), rows)  # type: ignore[attr-defined]
     return len(rows)
 
 
@@ -263,14 +266,16 @@ def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution |
                .where(ResolutionRow.market_id.in_(chunk)).group_by(ResolutionRow.market_id).subquery())  # type: ignore[attr-defined]
         latest.update({r.market_id: r for r in session.scalars(select(ResolutionRow).join(
             sub, (ResolutionRow.market_id == sub.c.market_id) & (ResolutionRow.version == sub.c.v)))})
-    added = 0
+    new_rows = []
     for mid, res in items:
         row = _next_resolution(mid, res, latest.get(mid), now)
         if row is not None:
-            session.add(row)
+            new_rows.append({c: getattr(row, c) for c in ("market_id", "version", "kind", "payouts",
+                                                            "resolved_at", "recorded_at", "source")})
             latest[mid] = row
-            added += 1
-    return added
+    if new_rows:
+        session.connection().execute(insert(ResolutionRow.__table__), new_rows)  # type: ignore[attr-defined]
+    return len(new_rows)
 
 
 def _next_resolution(market_id: str, resolution: Resolution | None, latest: ResolutionRow | None,
