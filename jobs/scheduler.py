@@ -8,7 +8,7 @@ rendered again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -43,14 +43,17 @@ def job_specs(runtime: Runtime, schedule: dict[str, Any] | None = None) -> list[
     mark_minutes = max(1, int(runtime.mark_every.total_seconds() // 60))
     mark_trigger = (CronTrigger(hour=0, minute=0, timezone=utc) if runtime.mark_every == timedelta(days=1)
                     else IntervalTrigger(minutes=mark_minutes, timezone=utc))
+    # Grace just under each job's period: a scheduler that was down still runs the latest missed period
+    # once (coalesced) when it comes back, but a run is never so late that it overlaps the next one.
+    mark_grace = max(60, min(12 * 3600, int(runtime.mark_every.total_seconds()) - 60))
     specs = [
         JobSpec("sync", "jobs.sync:run", IntervalTrigger(minutes=15, timezone=utc), 600, True),
         JobSpec("cohort_start", "jobs.cohort_start:run",
                 CronTrigger(day_of_week="sun", hour=0, minute=0, timezone=utc), 6 * 3600, False),
         JobSpec("decision_round", "jobs.decision_round:run",
                 CronTrigger(day_of_week="sun", hour=0, minute=5, timezone=utc), 6 * 3600, True),
-        JobSpec("mark", "jobs.mark:run", mark_trigger, 3600, True),
-        JobSpec("settle", "jobs.settle:run", CronTrigger(minute=0, timezone=utc), 1800, True),
+        JobSpec("mark", "jobs.mark:run", mark_trigger, mark_grace, True),
+        JobSpec("settle", "jobs.settle:run", CronTrigger(minute=0, timezone=utc), 3540, True),
         JobSpec("backup", "jobs.backup:run", CronTrigger(hour=3, minute=30, timezone=utc), 6 * 3600, False),
     ]
     overrides = schedule or {}
@@ -88,8 +91,10 @@ class ManualScheduler(BaseScheduler):
 
 
 def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[str, Any] | None = None,
-                    on_event: Callable[[JobExecutionEvent], None] | None = None) -> BaseScheduler:
-    """A scheduler whose job store lives in the arena's database, with every arena job registered."""
+                    on_event: Callable[[JobExecutionEvent], None] | None = None,
+                    only: Iterable[str] | None = None) -> BaseScheduler:
+    """A scheduler whose job store lives in the arena's database, with every arena job (or those named in
+    `only`) registered under its stable id."""
     jobstore = SQLAlchemyJobStore(engine=runtime.engine, tablename=JOBSTORE_TABLE)
     executor = DebugExecutor() if manual else ThreadPoolExecutor(max_workers=2)
     cls = ManualScheduler if manual else BlockingScheduler
@@ -99,7 +104,7 @@ def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[st
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 600},
         timezone="UTC",
     )
-    specs = {s.id: s for s in job_specs(runtime, schedule)}
+    specs = {s.id: s for s in job_specs(runtime, schedule) if only is None or s.id in set(only)}
     for spec in specs.values():
         scheduler.add_job(spec.func, spec.trigger, id=spec.id, name=spec.id, replace_existing=True,
                           coalesce=True, max_instances=1, misfire_grace_time=spec.misfire_grace)
