@@ -1,0 +1,322 @@
+"""A local stand-in for an OpenAI-compatible chat endpoint: answers POST /v1/chat/completions from a script.
+
+Standard library only, so tests, benchmarks and demos can all use it (benchmarks import it by path:
+``sys.path.insert(0, "tests/agents"); from standin import StandinServer``). It listens on 127.0.0.1 on a free
+port in a background thread and never touches the network beyond that.
+
+Replies are scripted per model name, served in order (``server.add("m", ok(...), rate_limited(2), ...)``); the
+model "*" is a shared queue for any model. When a model's script runs out the `default` answers (a Reply, or a
+responder function of the request), else a 500 saying the script ran out. `latency_s` delays every answer
+(the benchmark's fixed latency L). Every request is recorded (headers included) for assertions.
+
+    with StandinServer(default=hold_responder(), latency_s=0.05) as server:
+        agent = LLMAgent("m", "m", server.base_url, "test-key")
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ANY_MODEL = "*"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. `content` is the assistant message; `body` (raw text) overrides the whole body.
+
+    Token counts default to an estimate (characters / 4) unless given; `usage=False` leaves usage out.
+    `delay_s` is added to the server's latency before answering.
+    """
+
+    content: str | None = ""
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: str | None = None
+    delay_s: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    served_model: str | None = None  # default: the model the request asked for
+    finish_reason: str = "stop"
+    usage: bool = True
+
+
+def ok(content: str, **kw: Any) -> Reply:
+    return Reply(content=content, **kw)
+
+
+def json_reply(obj: Any, **kw: Any) -> Reply:
+    return Reply(content=json.dumps(obj), **kw)
+
+
+def rate_limited(retry_after: float | str | None = 1, **kw: Any) -> Reply:
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+    body = json.dumps({"error": {"message": "Rate limit exceeded", "code": 429}})
+    return Reply(status=429, headers=headers, body=body, **kw)
+
+
+def server_error(status: int = 500, message: str = "Internal Server Error", **kw: Any) -> Reply:
+    return Reply(status=status, body=json.dumps({"error": {"message": message, "code": status}}), **kw)
+
+
+def response_format_refused(**kw: Any) -> Reply:
+    """A 400 like a provider that does not support structured output."""
+    body = json.dumps({"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' is not "
+                                            "supported with this model.", "code": 400,
+                                 "param": "response_format"}})
+    return Reply(status=400, body=body, **kw)
+
+
+def slow(content: str, delay_s: float, **kw: Any) -> Reply:
+    return Reply(content=content, delay_s=delay_s, **kw)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: Mapping[str, str]  # lower-cased names
+    body: Any  # decoded JSON, or None
+    at: float  # time.monotonic() when it arrived
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", "")) if isinstance(self.body, dict) else ""
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+
+    @property
+    def authorization(self) -> str:
+        return self.headers.get("authorization", "")
+
+
+Responder = Callable[[RecordedRequest], Reply]
+
+_FORECAST_IDS = re.compile(r"Forecast set ids \(JSON\): (\[.*?\])")
+
+
+def forecast_ids(request: RecordedRequest) -> list[str]:
+    """The forecast-set ids the decision prompt lists (from its "Forecast set ids (JSON): [...]" line)."""
+    for message in request.messages:
+        match = _FORECAST_IDS.search(str(message.get("content", "")))
+        if match:
+            return list(json.loads(match.group(1)))
+    return []
+
+
+def hold_responder(p: float = 0.5, **kw: Any) -> Responder:
+    """Answers every request with a valid HOLD that forecasts `p` for each forecast-set id."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        reply = {"actions": [], "forecasts": {mid: p for mid in forecast_ids(request)},
+                 "reasoning": "stand-in: hold"}
+        return json_reply(reply, **kw)
+
+    return respond
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    standin: StandinServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes; do not wait for an ACK
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: str, headers: Mapping[str, str] | None = None) -> None:
+        data = body.encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True  # the client gave up (a timeout test)
+
+    def _record(self, body: Any) -> RecordedRequest:
+        request = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                  time.monotonic())
+        self.server.standin._record(request)
+        return request
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._record(None)
+        if self.path.rstrip("/").endswith("/models"):
+            models = [{"id": m, "object": "model"} for m in self.server.standin.models()]
+            self._send(200, json.dumps({"object": "list", "data": models}))
+        else:
+            self._send(404, json.dumps({"error": {"message": f"no route {self.path}", "code": 404}}))
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        request = self._record(body)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, json.dumps({"error": {"message": f"no route {self.path}", "code": 404}}))
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self._send(400, json.dumps({"error": {"message": "body must be JSON with messages", "code": 400}}))
+            return
+        standin = self.server.standin
+        reply = standin._next(request)
+        standin._wait(standin.latency_s + reply.delay_s)
+        if reply.body is not None or reply.status != 200:
+            self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers)
+            return
+        self._send(200, json.dumps(standin._completion(request, reply)), reply.headers)
+
+
+class StandinServer:
+    """The stand-in endpoint. `base_url` is what an agent's base_url should be ("http://127.0.0.1:PORT/v1")."""
+
+    def __init__(self, script: Mapping[str, list[Reply]] | None = None, *,
+                 default: Reply | Responder | None = None, latency_s: float = 0.0, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        self.latency_s = latency_s
+        self.default = default
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._scripts: dict[str, deque[Reply]] = defaultdict(deque)
+        self._requests: list[RecordedRequest] = []
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._counter = 0
+        for model, replies in (script or {}).items():
+            self.add(model, *replies)
+
+    # -- scripting ---------------------------------------------------------------------------------------------
+
+    def add(self, model: str, *replies: Reply) -> StandinServer:
+        """Queue `replies` for `model` (or for any model with "*")."""
+        with self._lock:
+            self._scripts[model].extend(replies)
+        return self
+
+    def remaining(self, model: str) -> int:
+        with self._lock:
+            return len(self._scripts.get(model, ()))
+
+    def models(self) -> list[str]:
+        with self._lock:
+            return sorted(m for m in self._scripts if m != ANY_MODEL)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, model: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.model == model]
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            for key in (request.model, ANY_MODEL):
+                queue = self._scripts.get(key)
+                if queue:
+                    return queue.popleft()
+        default = self.default
+        if default is None:
+            return server_error(500, f"stand-in: no scripted reply left for model {request.model!r}")
+        return default(request) if callable(default) else default
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        with self._lock:
+            self._counter += 1
+            n = self._counter
+        content = reply.content
+        out: dict[str, Any] = {
+            "id": f"standin-{n}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": reply.served_model if reply.served_model is not None else request.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": reply.finish_reason}],
+        }
+        if reply.usage:
+            prompt = reply.prompt_tokens
+            if prompt is None:
+                prompt = len(json.dumps(request.messages)) // 4
+            completion = reply.completion_tokens
+            if completion is None:
+                completion = len(content or "") // 4
+            out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                            "total_tokens": prompt + completion}
+        return out
+
+    # -- running -----------------------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the stand-in server is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}/v1"
+
+    def start(self) -> StandinServer:
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = _Server((self._host, self._port), _Handler)
+        server.standin = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                                        name="standin-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._stopping.set()  # wakes handlers that are sleeping out a delay
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> StandinServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["ANY_MODEL", "RecordedRequest", "Reply", "StandinServer", "forecast_ids", "hold_responder", "json_reply",
+           "ok", "rate_limited", "response_format_refused", "server_error", "slow"]

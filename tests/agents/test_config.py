@@ -1,0 +1,209 @@
+"""The TOML configuration: defaults, the documented example, the lineup with baselines, and a clear ConfigError
+naming the key for every mistake (never echoing what might be a key)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from arena.config import (BASELINE_KINDS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
+                          default_config, example_config_text, load_config, parse_config)
+from arena.domain.sizing import CohortRules
+from arena.errors import ConfigError
+from arena.money import Money
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_default_config_is_the_baselines_with_default_rules():
+    cfg = default_config()
+    assert cfg.agents == ()
+    assert [a.kind for a in cfg.lineup] == list(BASELINE_KINDS)
+    assert [a.name for a in cfg.lineup] == ["always-0.5", "market-follower", "random", "kelly-extremizer"]
+    assert cfg.cohort.rules() == CohortRules()
+    assert cfg.cohort.newest_cohorts == 5 and cfg.cohort.forecast_set_size == 20
+    assert cfg.schedule.overrides() == {}
+    assert cfg.missing_keys({}) == []
+    assert parse_config("") == ArenaConfig(source="<string>")
+
+
+def test_the_example_file_is_the_example_text_and_is_valid():
+    assert (ROOT / "arena.example.toml").read_text(encoding="utf-8") == example_config_text()
+    cfg = load_config(ROOT / "arena.example.toml")
+    assert [a.name for a in cfg.llm_agents] == ["gpt-4o-mini", "claude-sonnet"]
+    assert [a.name for a in cfg.lineup] == ["gpt-4o-mini", "claude-sonnet", "kelly-extremizer", "always-0.5",
+                                            "market-follower", "random"]
+    gpt = cfg.agent("gpt-4o-mini")
+    assert gpt.base_url == OPENROUTER_BASE_URL and gpt.api_key_env == "OPENROUTER_API_KEY"
+    assert gpt.prices == TokenPrices(0.15, 0.60)
+    assert gpt.response_format == "json_schema" and gpt.max_repairs == 2 and gpt.temperature == 0.0
+    assert cfg.agent("kelly-extremizer").params == {"alpha": 1.5, "kelly_multiplier": 1.0}
+    assert cfg.schedule.overrides()["sync"] == {"minutes": 15}
+    assert cfg.schedule.overrides()["cohort_start"] == "0 0 * * sun"
+
+
+def test_a_full_config_is_read():
+    cfg = parse_config('''
+baselines = false
+[cohort]
+starting_cash = "5000.50"
+max_bet_fraction = 0.2
+min_bet = 25
+decision_weeks = 3
+newest_cohorts = 2
+forecast_set_size = 10
+universe_size = 50
+horizon_days = 30
+rank_by = "liquidity"
+prompt_markets = 40
+exclude_categories = ["sports"]
+[schedule]
+mark = { hours = 6 }
+[[agents]]
+name = "local"
+model = "llama-3"
+base_url = "http://127.0.0.1:8080/v1/"
+api_key_env = "LOCAL_KEY"
+temperature = 0.3
+max_tokens = 1000
+max_repairs = 0
+timeout_s = 30
+response_format = "none"
+[[agents]]
+name = "rnd"
+kind = "random"
+params = { seed = 7, max_bets = 2 }
+''', "t.toml")
+    assert cfg.cohort.rules() == CohortRules(Money.of("5000.50"), Decimal("0.2"), Money.of(25), 20, 3)
+    assert cfg.cohort.universe_rules().top_n == 50 and cfg.cohort.universe_rules().rank_by == "liquidity"
+    assert cfg.cohort.universe_rules().exclude_categories == ("sports",)
+    assert [a.name for a in cfg.lineup] == ["local", "rnd"]
+    local = cfg.agent("local")
+    assert local.base_url == "http://127.0.0.1:8080/v1"  # trailing slash dropped
+    assert local.prices == TokenPrices(None, None) and local.prices.cost(10, 10) is None
+    assert (local.temperature, local.max_tokens, local.max_repairs, local.timeout_s) == (0.3, 1000, 0, 30.0)
+    assert cfg.schedule.overrides() == {"mark": {"hours": 6}}
+    assert cfg.missing_keys({"LOCAL_KEY": "x"}) == []
+    assert cfg.missing_keys({"LOCAL_KEY": ""}) == [("local", "LOCAL_KEY")]
+
+
+def test_a_listed_baseline_replaces_the_default_of_its_kind():
+    cfg = parse_config('[[agents]]\nname = "coin"\nkind = "random"\nparams = { seed = 3 }\n')
+    assert [a.name for a in cfg.lineup] == ["coin", "always-0.5", "market-follower", "kelly-extremizer"]
+
+
+def test_missing_keys_names_agent_and_variable():
+    cfg = parse_config('[[agents]]\nname = "a"\nmodel = "m"\n[[agents]]\nname = "b"\nmodel = "m"\n'
+                       'api_key_env = "B_KEY"\n')
+    assert cfg.missing_keys({"OPENROUTER_API_KEY": "k"}) == [("b", "B_KEY")]
+    assert cfg.missing_keys({}) == [("a", "OPENROUTER_API_KEY"), ("b", "B_KEY")]
+
+
+def test_token_prices_cost_in_usd():
+    assert TokenPrices(3.0, 15.0).cost(1000, 200) == pytest.approx(0.006)
+    assert TokenPrices(3.0, 15.0).cost(None, 200) is None
+
+
+def test_lineup_json_has_the_env_var_name_only():
+    entry = AgentConfig(name="a", model="m", api_key_env="MY_KEY", price_per_million_input=1.0,
+                        price_per_million_output=2.0)
+    record = entry.to_json()
+    assert record["api_key_env"] == "MY_KEY" and "api_key" not in record
+    assert AgentConfig(name="r", kind="random", params={"seed": 1}).to_json() == {"kind": "random",
+                                                                                 "params": {"seed": 1}}
+
+
+@pytest.mark.parametrize("text, key, words", [
+    ("nonsense = 1", "nonsense", "unknown key"),
+    ("[cohort]\nstarting_cassh = 1", "starting_cassh", "unknown key"),
+    ("[cohort]\nmin_bet = -5", "min_bet", "must not be negative"),
+    ("[cohort]\nmin_bet = \"lots\"", "min_bet", "amount in USD"),
+    ("[cohort]\nmin_bet = 5000", "min_bet", "above the first max bet"),
+    ("[cohort]\nstarting_cash = 0", "starting_cash", "positive"),
+    ("[cohort]\nmax_bet_fraction = 1.5", "max_bet_fraction", "(0, 1]"),
+    ("[cohort]\nmax_bet_fraction = 0", "max_bet_fraction", "(0, 1]"),
+    ("[cohort]\ndecision_weeks = 0", "decision_weeks", "integer ≥ 1"),
+    ("[cohort]\nnewest_cohorts = 2.5", "newest_cohorts", "integer"),
+    ("[cohort]\nrank_by = \"age\"", "rank_by", "one of"),
+    ("[cohort]\nexclude_keywords = \"x\"", "exclude_keywords", "list of strings"),
+    ("baselines = \"yes\"", "baselines", "true or false"),
+    ("cohort = 3", "[cohort]", "must be a table"),
+    ("[schedule]\nmark = \"every day\"", "mark", "5-field crontab"),
+    ("[schedule]\nmark = { fortnights = 1 }", "mark", "interval table takes"),
+    ("[schedule]\nmark = { hours = 0 }", "mark", "positive integer"),
+    ("[schedule]\nmark = 5", "mark", "crontab string or an interval table"),
+    ("[schedule]\nmarks = \"0 0 * * *\"", "marks", "unknown job"),
+    ("agents = 3", "agents", "[[agents]]"),
+    ("[[agents]]\nmodel = \"m\"", "name", "non-empty name"),
+    ("[[agents]]\nname = \"a b\"\nmodel = \"m\"", "name", "non-empty name"),
+    ("[[agents]]\nname = \"a\"", "model", "is required"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nkind = \"oracle\"", "kind", "must be one of"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nbase_url = \"openrouter.ai\"", "base_url", "http(s) URL"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\ntemperature = 3", "temperature", "≤ 2.0"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nmax_tokens = 0", "max_tokens", "integer ≥ 1"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\ntimeout_s = 0", "timeout_s", "> 0"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nmax_repairs = -1", "max_repairs", "integer ≥ 0"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nresponse_format = \"xml\"", "response_format", "one of"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nprice_per_million_input = 1", "price_per_million_output",
+     "both token prices"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nprice_per_million_input = -1\nprice_per_million_output = 1",
+     "price_per_million_input", "≥ 0"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nparams = { seed = 1 }", "params", "baseline kinds"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nfoo = 1", "foo", "unknown key"),
+    ("[[agents]]\nname = \"r\"\nkind = \"random\"\nmodel = \"m\"", "model", "only to kind = \"llm\""),
+    ("[[agents]]\nname = \"r\"\nkind = \"kelly\"\nparams = { beta = 1 }", "params.beta", "not a parameter"),
+    ("[[agents]]\nname = \"r\"\nkind = \"random\"\nparams = { seed = 1.5 }", "params.seed", "integer"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\n[[agents]]\nname = \"a\"\nmodel = \"n\"", "agents.name",
+     "used twice"),
+    ("[[agents]]\nname = \"random\"\nmodel = \"m\"", "agents.name", "default name of the 'random' baseline"),
+])
+def test_errors_name_the_bad_key(text, key, words):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "arena.toml")
+    message = str(info.value)
+    assert message.startswith("arena.toml:")
+    assert key in message or key in str(info.value.data.get("key", "")), message
+    assert words in message, message
+
+
+def test_a_name_clash_with_a_baseline_is_fine_when_baselines_are_off():
+    cfg = parse_config('baselines = false\n[[agents]]\nname = "random"\nmodel = "m"\n')
+    assert [a.name for a in cfg.lineup] == ["random"]
+
+
+def test_a_key_in_the_file_is_refused_without_being_echoed():
+    secret = "sk-or-v1-0123456789abcdef"
+    with pytest.raises(ConfigError) as info:
+        parse_config(f'[[agents]]\nname = "a"\nmodel = "m"\napi_key = "{secret}"\n')
+    assert "api_key_env" in str(info.value) and secret not in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        parse_config(f'[[agents]]\nname = "a"\nmodel = "m"\napi_key_env = "{secret}"\n')
+    assert "NAME of an environment variable" in str(info.value) and secret not in str(info.value)
+    assert secret not in repr(info.value.data)
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_config("[cohort\n", "x.toml")
+    with pytest.raises(ConfigError, match="no such configuration file"):
+        load_config(tmp_path / "nope.toml")
+    p = tmp_path / "arena.toml"
+    p.write_text('[cohort]\nmin_bet = 10\n', encoding="utf-8")
+    assert load_config(p).cohort.min_bet == Money.of(10)
+    assert load_config(p).source == str(p)
+
+
+def test_config_values_are_frozen():
+    cfg = default_config()
+    with pytest.raises(AttributeError):
+        cfg.baselines = False  # type: ignore[misc]
+    entry = AgentConfig(name="k", kind="kelly", params={"alpha": 2.0})
+    with pytest.raises(TypeError):
+        entry.params["alpha"] = 3.0  # type: ignore[index]
+
+
+def test_unknown_agent_name():
+    with pytest.raises(ConfigError, match="no agent named"):
+        default_config().agent("nobody")
