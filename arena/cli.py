@@ -55,6 +55,28 @@ def _demo(args: argparse.Namespace) -> int:
         until = universe.end + timedelta(days=1)
         what = f"{len(universe)} simulated markets"
     lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", "")}) for a in agents]
+    if args.llm:
+        import os
+
+        from arena.agents.llm import agents_from_config
+
+        config = _load_config(args.config)
+        if not config.llm_agents:
+            print("--llm: the configuration has no LLM agents ([[agents]] with kind = \"llm\"); see "
+                  "arena.example.toml and pass --config FILE", file=sys.stderr)
+            return 2
+        missing = config.missing_keys(os.environ)
+        if missing:
+            print("--llm: API keys are missing, so the LLM agents cannot run:", file=sys.stderr)
+            for agent, env in missing:
+                print(f"  {agent}: export {env}=<your key>", file=sys.stderr)
+            print("Keys are read only from the environment; they are never stored, logged or shown.",
+                  file=sys.stderr)
+            return 2
+        llm = agents_from_config(config, os.environ)
+        for entry in config.llm_agents:
+            agents.append(llm[entry.name])
+            lineup.append(LineupEntry(entry.name, entry.kind, entry.model, entry.to_json()))
     report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts, rules,  # type: ignore[arg-type]
                       lineup, until, forecast_k=args.forecast_k)
     as_of = start + timedelta(days=report.days)
@@ -124,6 +146,111 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_config(path: str | None):  # type: ignore[no-untyped-def]
+    """The arena config: --config, else ./arena.toml when present, else the defaults (baselines only)."""
+    from arena.config import default_config, load_config
+
+    if path:
+        return load_config(path)
+    if Path("arena.toml").is_file():
+        return load_config("arena.toml")
+    return default_config()
+
+
+def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    import os
+
+    from arena.store.engine import open_store
+    from jobs.runtime import Runtime, configure
+
+    config = _load_config(getattr(args, "config", None))
+    mark = config.schedule.overrides().get("mark")
+    mark_every = timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
+    venues = tuple(getattr(args, "venue", None) or ("polymarket", "manifold"))
+    return configure(Runtime(
+        engine=open_store(args.db), config=config, site_dir=Path(args.site) if getattr(args, "site", None) else None,
+        mark_every=mark_every, environ=dict(os.environ), sync_venues=venues,
+        replay_path=Path(args.replay) if getattr(args, "replay", None) else None,
+    ))
+
+
+def _cohort(args: argparse.Namespace) -> int:
+    from arena.clock import SystemClock
+    from arena.services.lifecycle import start_current_cohort
+    from arena.store.engine import open_store
+
+    config = _load_config(args.config)
+    name, created = start_current_cohort(open_store(args.db), SystemClock().now(), config)
+    print(f"{name}: {'opened' if created else 'already open (nothing changed)'}; lineup: "
+          + ", ".join(a.name for a in config.lineup))
+    return 0
+
+
+def _round(args: argparse.Namespace) -> int:
+    import os
+    from collections import Counter
+
+    from arena.clock import SystemClock
+    from arena.services.lifecycle import decision_round
+    from arena.store.engine import open_store
+
+    config = _load_config(args.config)
+    missing = config.missing_keys(os.environ)
+    for agent, env in missing:
+        print(f"warning: {agent} has no API key (set {env}); its decisions will be recorded as failed",
+              file=sys.stderr)
+    rounds = decision_round(open_store(args.db), SystemClock().now(), config, os.environ)
+    if not rounds:
+        print("no cohort is in its decision window (run `arena cohort start` first)")
+    for cohort, outs in rounds.items():
+        print(f"{cohort}: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(o.status for o in outs).items())))
+    return 0
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from jobs.scheduler import JOB_MODULES, build_scheduler, run_now
+
+    rt = _runtime(args)
+    if args.action == "run":
+        if args.name not in JOB_MODULES:
+            print(f"unknown job {args.name!r}; jobs: {', '.join(JOB_MODULES)}", file=sys.stderr)
+            return 2
+        out = run_now(args.name)
+        print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}{(' ' + out.error) if out.error else ''}")
+        return 0 if out.status in ("ok", "skipped") else 1
+    from arena.services.operations import recent_runs
+
+    sch = build_scheduler(rt, manual=True, schedule=rt.config.schedule.overrides())
+    sch.start(paused=True)
+    try:
+        last = {}
+        for r in reversed(recent_runs(rt.engine, 500)):
+            last[r.job] = r
+        print(f"{'job':<16} {'next run (UTC)':<27} {'last run':<30} trigger")
+        for job in sorted(sch.get_jobs(), key=lambda j: j.id):
+            r = last.get(job.id)
+            lr = f"{r.status} {r.started_at:%Y-%m-%d %H:%M}" if r else "never"
+            nxt = f"{job.next_run_time:%Y-%m-%d %H:%M:%S}" if job.next_run_time else "paused"
+            print(f"{job.id:<16} {nxt:<27} {lr:<30} {job.trigger}")
+    finally:
+        sch.shutdown()
+    return 0
+
+
+def _scheduler(args: argparse.Namespace) -> int:
+    from jobs.scheduler import build_scheduler
+
+    rt = _runtime(args)
+    sch = build_scheduler(rt, schedule=rt.config.schedule.overrides())
+    print(f"arena scheduler: {len(sch.get_jobs())} jobs, job store in "
+          f"{rt.engine.url.render_as_string(hide_password=True)}; Ctrl-C stops it")
+    try:
+        sch.start()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    return 0
+
+
 def _score(args: argparse.Namespace) -> int:
     from arena.services.forecast_file import score_command
 
@@ -174,6 +301,8 @@ def parser() -> argparse.ArgumentParser:
                    help="run the cohorts on recorded markets (replay JSON lines) instead of the simulator")
     d.add_argument("--days", type=int, default=120, help="with --replay: days to run after the last decision")
     d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh SQLite file under db/)")
+    d.add_argument("--llm", action="store_true", help="add the configured LLM agents (their keys must be set)")
+    d.add_argument("--config", default=None, help="with --llm: the arena TOML (default ./arena.toml)")
     d.set_defaults(func=_demo)
 
     sy = sub.add_parser("sync", help="bring a venue's markets, prices and resolutions into the database")
@@ -194,6 +323,30 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("--cohort", default=None, help="csv: only this cohort")
     ex.add_argument("--db", default=None)
     ex.set_defaults(func=_export)
+
+    co = sub.add_parser("cohort", help="cohort lifecycle")
+    co.add_argument("action", choices=["start"])
+    co.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
+    co.add_argument("--db", default=None)
+    co.set_defaults(func=_cohort)
+
+    rd = sub.add_parser("round", help="run the decision round now for the newest open cohorts")
+    rd.add_argument("--config", default=None)
+    rd.add_argument("--db", default=None)
+    rd.set_defaults(func=_round)
+
+    jb = sub.add_parser("jobs", help="list scheduled jobs, or run one now")
+    jb.add_argument("action", choices=["list", "run"])
+    jb.add_argument("name", nargs="?", default=None)
+    for p_ in (jb, sub.add_parser("scheduler", help="run every job on its schedule, in the foreground")):
+        p_.add_argument("--config", default=None)
+        p_.add_argument("--db", default=None)
+        p_.add_argument("--site", default=None, help="render the static site here after each job")
+        p_.add_argument("--venue", action="append", choices=["polymarket", "manifold", "replay"],
+                        help="venues the sync job reads (default: polymarket and manifold)")
+        p_.add_argument("--replay", default=None, help="the replay file, with --venue replay")
+    jb.set_defaults(func=_jobs)
+    sub.choices["scheduler"].set_defaults(func=_scheduler)
 
     s = sub.add_parser("score", help="score an external forecast file (CSV or JSON lines)")
     s.add_argument("file")

@@ -5,6 +5,7 @@ this module for them instead. Tests configure it with a fixed clock and a test d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,11 @@ class Runtime:
     backup_dir: Path | None = None
     backup_keep: int = 7
     mark_every: timedelta = timedelta(days=1)  # mark-to-market period (configurable down to minutes)
+    environ: Mapping[str, str] = field(default_factory=dict)  # where LLM agents' API keys are read
+    sync_venues: tuple[str, ...] = ("polymarket", "manifold")
+    clients: dict[str, Any] = field(default_factory=dict)  # venue → client; built over the network if absent
+    replay_path: Path | None = None  # the replay file when "replay" is among sync_venues
+    books: Any = None  # token id → order book, for executable Polymarket prices (None: venue probability)
 
 
 _current: Runtime | None = None

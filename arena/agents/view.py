@@ -22,6 +22,8 @@ class PositionView:
     value: Money
     unrealized: Money
     market_open: bool
+    question: str = ""  # so a position in a market no longer listed (closed, unresolved) is still named
+    outcome_label: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,17 @@ reads the clock. Every metric is registered in `registry.METRICS` with its direc
 importing this package imports the metric modules so the registry is complete.
 """
 
-from arena.scoring import brier, leaderboard, pnl, proxy  # noqa: F401  (importing registers the metrics)
+from arena.scoring import (  # noqa: F401  (importing registers the metrics)
+    brier,
+    calibration,
+    consistency,
+    interim,
+    leaderboard,
+    pnl,
+    proxy,
+    stats,
+    validity,
+)
 from arena.scoring.registry import METRICS, Metric, register
 
 __all__ = ["METRICS", "Metric", "brier", "leaderboard", "pnl", "proxy", "register"]

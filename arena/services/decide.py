@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import update
@@ -44,12 +44,7 @@ class DecisionOutcome:
 def claim(engine: Engine, cohort_id: int, agent_id: int, round_key: str, now: datetime) -> int | None:
     """Claim the agent's decision for the round; its id, or None if it was already completed (or claimed by a
     concurrent runner that got there first)."""
-    with session_scope(engine) as s:
-        row = s.exec(select(DecisionRow).where(DecisionRow.agent_id == agent_id,
-                                              DecisionRow.round_key == round_key)).first()
-        if row is not None:
-            return row.id if row.status == "claimed" else None  # a crashed claim is resumed
-    try:
+    try:  # the common case, a fresh claim, is one INSERT
         with session_scope(engine) as s:
             row = DecisionRow(cohort_id=cohort_id, agent_id=agent_id, round_key=round_key, status="claimed",
                               as_of=now, claimed_at=now, sizing_version=SIZING_VERSION)
@@ -57,12 +52,22 @@ def claim(engine: Engine, cohort_id: int, agent_id: int, round_key: str, now: da
             s.flush()
             return row.id
     except IntegrityError:
-        return None
+        pass
+    with session_scope(engine) as s:
+        row = s.exec(select(DecisionRow).where(DecisionRow.agent_id == agent_id,
+                                              DecisionRow.round_key == round_key)).first()
+        return row.id if row is not None and row.status == "claimed" else None  # a crashed claim is resumed
 
 
-def tradable_markets(session: Session, as_of: datetime) -> tuple[dict[str, Market], dict[str, Quote]]:
-    """Markets open at `as_of` that have a price fetched by then, and those prices."""
-    quotes = repo.latest_quotes(session, as_of)
+MAX_QUOTE_AGE = timedelta(days=3)
+
+
+def tradable_markets(session: Session, as_of: datetime, max_age: timedelta = MAX_QUOTE_AGE
+                     ) -> tuple[dict[str, Market], dict[str, Quote]]:
+    """Markets open at `as_of` with a price fetched by then and no older than `max_age` (a market that left
+    the synced universe keeps its last quote, which must not become a price anyone trades at)."""
+    quotes = {mid: q for mid, q in repo.latest_quotes(session, as_of).items()
+              if (q.fetched_at or q.observed_at) >= as_of - max_age}
     markets = repo.markets_by_id(session, quotes.keys())
     open_markets = {mid: m for mid, m in markets.items() if m.is_open_at(as_of)}
     return open_markets, {mid: quotes[mid] for mid in open_markets}
@@ -87,7 +92,8 @@ def build_view(session: Session, ledger: Ledger, agent_id: str, as_of: datetime,
         pv = value_position(p, price)
         m = held_markets.get(p.market_id)
         positions.append(PositionView(p.market_id, p.outcome, p.shares, p.cost_basis, p.entry_price, price,
-                                      pv.value, pv.unrealized, bool(m and m.is_open_at(as_of))))
+                                      pv.value, pv.unrealized, bool(m and m.is_open_at(as_of)),
+                                      question=m.question if m else "", outcome_label=m.label(p.outcome) if m else ""))
     views = tuple(MarketView(markets[mid], quotes[mid]) for mid in sorted(markets))
     return AgentView(as_of=as_of, agent_id=agent_id, cash=ledger.cash, max_bet=rules.max_bet(ledger.cash),
                      min_bet=rules.min_bet, positions=tuple(positions), markets=views,
@@ -104,7 +110,8 @@ def action_json(action: Bet | Sell) -> dict[str, Any]:
 
 
 def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Agent, round_key: str,
-               as_of: datetime, forecast_k: int = 20, books: BookSource | None = None) -> DecisionOutcome:
+               as_of: datetime, forecast_k: int = 20, books: BookSource | None = None,
+               market_state: tuple[dict[str, Market], dict[str, Quote]] | None = None) -> DecisionOutcome:
     """One agent's decision for the round. `books` (token id → order book) makes Polymarket orders walk the
     live CLOB book; without it every order fills at the venue probability."""
     decision_id = claim(engine, cohort.id, agent_row.id, round_key, as_of)  # type: ignore[arg-type]
@@ -113,7 +120,7 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
     rules = cohort_rules(cohort)
     with Session(engine, expire_on_commit=False) as s:
         ledger = repo.ledger_for(s, agent_row, cohort)
-        markets, quotes = tradable_markets(s, as_of)
+        markets, quotes = market_state if market_state is not None else tradable_markets(s, as_of)
         view = build_view(s, ledger, str(agent_row.id), as_of, rules, markets, quotes, forecast_k)
         pricer = pricer_for(s, markets, quotes, books)
     error = ""
@@ -196,12 +203,13 @@ def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], ro
     as "no_agent". Outcomes come back in lineup order."""
     with Session(engine) as s:
         rows = agents_of(s, cohort.id)  # type: ignore[arg-type]
+        state = tradable_markets(s, as_of)  # the same for every agent of the round: read once
 
     def one(row: AgentRow) -> DecisionOutcome:
         impl = agents.get(row.name)
         if impl is None:
             return DecisionOutcome(row.name, "no_agent")
-        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k, books)
+        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k, books, state)
 
     if concurrency <= 1 or len(rows) <= 1:
         return [one(r) for r in rows]

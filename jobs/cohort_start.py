@@ -1,0 +1,20 @@
+"""Job: open this week's cohort (Sunday 00:00 UTC) with the configured lineup and rules, frozen."""
+
+from arena.config import default_config
+from arena.services.cohorts import week_start
+from arena.services.lifecycle import start_current_cohort
+from arena.services.operations import JobOutcome, run_once
+from jobs.runtime import current
+
+NAME = "cohort_start"
+
+
+def run() -> JobOutcome:
+    rt = current()
+    now = rt.clock.now()
+
+    def body() -> dict:
+        name, created = start_current_cohort(rt.engine, now, rt.config or default_config())
+        return {"cohort": name, "created": created}
+
+    return run_once(rt.engine, NAME, week_start(now).date().isoformat(), rt.clock, body)
