@@ -1,0 +1,218 @@
+"""Statistics: read the stored facts into the pure statistics of `arena.scoring` — paired-bootstrap intervals,
+ranks with ties where differences are not significant, interim (provisional) scores against today's prices,
+calibration, consistency and the proxy's validity — per cohort, for the pages and exports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.domain.market import YES
+from arena.money import MICRO
+from arena.scoring.calibration import murphy_by_group, reliability_table
+from arena.scoring.consistency import answer_scores, negation_violations, sum_deviation
+from arena.scoring.interim import interim_scores
+from arena.scoring.leaderboard import per_bet_scores
+from arena.scoring.proxy import aggregate_rows
+from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
+from arena.scoring.validity import proxy_validity
+from arena.services.mark import price_frame
+from arena.services.score import _frame, bets_frame, latest_resolutions
+from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow
+
+DEFAULT_MIN_RESOLVED = 20  # fewer resolved bets than this and an agent-cohort is listed as provisional
+DEFAULT_DRAWS = 1000
+
+
+@dataclass
+class CohortStatistics:
+    cohort: str
+    min_resolved: int
+    bootstrap: dict[str, BootstrapResult] = field(default_factory=dict)  # metric → intervals, tiers, p_first
+    interim: pd.DataFrame = field(default_factory=pd.DataFrame)  # PROVISIONAL scores against today's prices
+    reliability: pd.DataFrame = field(default_factory=pd.DataFrame)  # per agent and bin (stated forecasts)
+    murphy: pd.DataFrame = field(default_factory=pd.DataFrame)  # per agent: ECE and the decomposition
+    consistency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per agent
+    proxy_validity: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per agent: the headline intervals and significance, ready for a table."""
+        rows: dict[str, dict[str, Any]] = {}
+        for metric, res in self.bootstrap.items():
+            for rec in res.table.to_dict("records"):
+                r = rows.setdefault(rec["agent"], {"agent": rec["agent"]})
+                r[f"{metric}_ci_low"], r[f"{metric}_ci_high"] = rec["ci_low"], rec["ci_high"]
+                if metric == "brier":
+                    r.update(tier=rec["tier"], p_first=rec["p_first"], pct_beat_first=rec["pct_beat_first"],
+                             p_vs_first_adj=rec["p_vs_first_adj"], provisional=rec["provisional"],
+                             n_resolved=rec["n"])
+        return pd.DataFrame(list(rows.values()))
+
+
+def _cohort_ids(session: Session, names: list[str] | None) -> dict[int, str]:
+    q = select(CohortRow.id, CohortRow.name).order_by(CohortRow.period_start)
+    if names:
+        q = q.where(CohortRow.name.in_(names))  # type: ignore[attr-defined]
+    return dict(session.execute(q).all())
+
+
+def _price_now(session: Session, as_of: datetime, bets: pd.DataFrame) -> pd.Series:
+    """The YES price (or the bet outcome's own price on a multi-outcome market) at `as_of`, per bet."""
+    prices = price_frame(session, as_of, bets["market_id"].unique().tolist())
+    direct = {(m, o): p / MICRO for m, o, p in zip(prices["market_id"], prices["outcome"], prices["price_ppm"])}
+    out = []
+    for mid, outcome, kind in zip(bets["market_id"], bets["outcome"], bets["market_kind"]):
+        key = (mid, YES) if kind == "binary" else (mid, outcome)
+        out.append(direct.get(key, np.nan))
+    return pd.Series(out, index=bets.index, dtype=float)
+
+
+def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
+    """Stated forecasts with the market's kind, group and resolution: agent, cohort, question, probability."""
+    rows = session.connection().execute(
+        select(CohortRow.name, AgentRow.name, ForecastRow.market_id, ForecastRow.source, ForecastRow.probability,
+               DecisionRow.round_key, DecisionRow.id, MarketRow.kind, MarketRow.group_id)
+        .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
+        .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+        .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
+        .join(MarketRow, MarketRow.id == ForecastRow.market_id)
+        .where(DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+    ).all()
+    df = _frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
+                       "group_id"])
+    res = latest_resolutions(session).set_index("market_id")
+    outcome, winner = [], []
+    for mid in df["market_id"]:
+        if mid in res.index and res.at[mid, "kind"] in ("winner", "probabilistic"):
+            pay = res.at[mid, "payouts"]
+            outcome.append(int(pay.get(YES, 0)) / MICRO if YES in pay else np.nan)
+            winner.append(next((k for k, v in pay.items() if int(v) == MICRO), None))
+        else:
+            outcome.append(np.nan)
+            winner.append(None)
+    df["outcome_yes"] = outcome
+    df["winner"] = winner
+    return df
+
+
+def _answers(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
+    """Bets on named outcomes of multi-outcome markets: the outcome chosen (from the BUY fill), the stated
+    probability of that outcome and the resolved answer (seed 004's S′)."""
+    rows = session.connection().execute(
+        select(CohortRow.name, AgentRow.name, FillRow.market_id, FillRow.outcome, ForecastRow.probability)
+        .join(ForecastRow, (ForecastRow.decision_id == FillRow.decision_id)
+              & (ForecastRow.market_id == FillRow.market_id) & (ForecastRow.source == "bet"))
+        .join(AgentRow, AgentRow.id == FillRow.agent_id)
+        .join(CohortRow, CohortRow.id == FillRow.cohort_id)
+        .join(MarketRow, MarketRow.id == FillRow.market_id)
+        .where(FillRow.kind == "buy", MarketRow.kind == "multi",
+               FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+    ).all()
+    df = _frame(rows, ["cohort", "agent", "market_id", "answer", "q"])
+    res = latest_resolutions(session).set_index("market_id")
+    df["resolved_answer"] = [
+        next((k for k, v in res.at[m, "payouts"].items() if int(v) == MICRO), None)
+        if m in res.index and res.at[m, "kind"] == "winner" else None for m in df["market_id"]]
+    return df
+
+
+def _pnl_by_market(session: Session, cohort_ids: list[int], names: dict[int, str]) -> pd.DataFrame:
+    """Realized P/L per (agent, market) on markets whose positions have all settled (USD)."""
+    rows = session.connection().execute(
+        select(FillRow.cohort_id, AgentRow.name, FillRow.market_id, func.sum(FillRow.cash_micros),
+               func.sum(FillRow.shares))
+        .join(AgentRow, AgentRow.id == FillRow.agent_id)
+        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)
+    ).all()
+    df = _frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
+    df = df[df["shares"] == 0] if len(df) else df
+    return pd.DataFrame({"cohort": df["cohort_id"].map(names), "agent": df["agent"], "market_id": df["market_id"],
+                         "pnl": df["cash"].astype(float) / MICRO})
+
+
+def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] | None = None, *,
+                      n_boot: int = DEFAULT_DRAWS, seed: int = 0,
+                      min_resolved: int = DEFAULT_MIN_RESOLVED) -> dict[str, CohortStatistics]:
+    """Everything statistical about each cohort, recomputed from stored facts. Seeded: the same database
+    gives the same intervals."""
+    out: dict[str, CohortStatistics] = {}
+    with Session(engine) as s:
+        names = _cohort_ids(s, cohort_names)
+        if not names:
+            return out
+        ids = list(names)
+        bets = bets_frame(s, ids)
+        if len(bets):
+            bets["price_yes_now"] = _price_now(s, as_of, bets)
+        stated = _stated(s, ids)
+        answers = _answers(s, ids)
+        pnl = _pnl_by_market(s, ids, names)
+    from arena.services.score import cohort_leaderboards
+
+    board = cohort_leaderboards(engine, as_of, list(names.values()))
+    options = dict(n_boot=n_boot, seed=seed, min_resolved=min_resolved)
+    for name in names.values():
+        st = CohortStatistics(name, min_resolved)
+        b = bets[bets["cohort"] == name] if len(bets) else bets
+        if len(b):
+            scored = per_bet_scores(b)
+            resolved = scored[scored["resolved"]]
+            if len(resolved):
+                st.bootstrap = bootstrap_bet_metrics(resolved, **options)
+            st.interim = interim_scores(b)
+        p = pnl[pnl["cohort"] == name] if len(pnl) else pnl
+        if len(p):
+            st.bootstrap["pnl"] = paired_bootstrap(p, "pnl", statistic="total", metric="pnl",
+                                                   higher_is_better=True, **options)
+        f = stated[(stated["cohort"] == name) & (stated["source"] == "forecast_set")] if len(stated) else stated
+        if len(f):
+            q = f["market_id"].astype(str) + "@" + f["round"].astype(str)
+            agg = aggregate_rows(q, f["probability"].to_numpy(dtype=float), aggregators=["logit_pool"])
+            errs = f.assign(question=q, proxy_err=(f["probability"].to_numpy(dtype=float)
+                                                   - agg["logit_pool"]) ** 2)
+            st.bootstrap["crowd_proxy"] = paired_bootstrap(errs, "proxy_err", metric="crowd_proxy",
+                                                           higher_is_better=False, market="question",
+                                                           **{**options, "min_resolved": 0})
+            known = f[f["outcome_yes"].notna()]
+            if len(known):
+                fc, oc, ag = (known["probability"].to_numpy(dtype=float), known["outcome_yes"].to_numpy(dtype=float),
+                              known["agent"].to_numpy())
+                st.reliability = reliability_table(fc, oc, groups=ag)
+                st.murphy = murphy_by_group(fc, oc, ag)
+        st.consistency = _consistency(stated[stated["cohort"] == name] if len(stated) else stated,
+                                      answers[answers["cohort"] == name] if len(answers) else answers)
+        cb = board[board["cohort"] == name] if len(board) else board
+        if len(cb) and cb["brier"].notna().sum() >= 3:
+            st.proxy_validity = proxy_validity(cb)
+        out[name] = st
+    return out
+
+
+def _consistency(stated: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """Per agent: how far stated probabilities of a multi-outcome group stray from summing to 1; seed 003's
+    negation violations on two-member exclusive groups (P and ¬P); seed 004's S′ on multi-outcome answers."""
+    parts = []
+    grouped = stated[(stated["group_id"] != "") & (stated["source"] == "forecast_set")] if len(stated) else stated
+    if len(grouped):
+        per_round = grouped.assign(group=grouped["group_id"] + "@" + grouped["round"].astype(str))
+        parts.append(sum_deviation(per_round, group="group").set_index("agent"))
+        pairs = []
+        for (agent, grp), g in per_round.groupby(["agent", "group"]):
+            if len(g) == 2:  # an exclusive two-member group: the second member is the negation of the first
+                a, b = g.sort_values("market_id")["probability"].tolist()
+                pairs.append({"agent": agent, "p": a, "p_not": b})
+        if pairs:
+            parts.append(negation_violations(pd.DataFrame(pairs)).set_index("agent"))
+    if len(answers):
+        parts.append(answer_scores(answers).set_index("agent").rename(columns={"n": "n_answers"}))
+    if not parts:
+        return pd.DataFrame()
+    return pd.concat(parts, axis=1).reset_index().rename(columns={"index": "agent"})
