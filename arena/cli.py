@@ -254,7 +254,7 @@ def _scheduler(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from arena.services.forecast_file import score_command
 
-    return score_command(args.file, args.out, args.leave_one_out, sys.stdout, sys.stderr)
+    return score_command(args.file, args.out, args.leave_one_out, sys.stdout, sys.stderr, args.bootstrap, args.seed)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -352,6 +352,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.add_argument("--out", default=None, help="write CSV here instead of stdout")
     s.add_argument("--leave-one-out", action="store_true", help="aggregate the other forecasters only")
+    s.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="add intervals, significance tiers, P(first) and calibration from N paired draws")
+    s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     s.set_defaults(func=_score)
 
     m = sub.add_parser("migrate", help="create or upgrade the database schema")

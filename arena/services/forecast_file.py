@@ -156,8 +156,43 @@ def score_forecasts(frame: pd.DataFrame, *, leave_one_out: bool = False) -> pd.D
     return out[list(OUTPUT_COLUMNS)].sort_values(["batch", "forecaster"], kind="stable").reset_index(drop=True)
 
 
-def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextIO, stderr: TextIO) -> int:
-    """`arena score FILE [--out F] [--leave-one-out]`: write per-forecaster scores as CSV to `out` or stdout.
+STATS_COLUMNS = ("brier_ci_low", "brier_ci_high", "tier", "p_first", "pct_beat_first", "p_vs_first_adj",
+                 "provisional", "ece", "reliability", "resolution", "uncertainty")
+
+
+def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
+                        min_resolved: int = 20) -> pd.DataFrame:
+    """Per (batch, forecaster) with outcomes: the Brier score's paired-bootstrap 95 % interval (questions
+    resampled, every forecaster scored on the same draws), its significance tier, P(ranked first), % of
+    questions where it beat No. 1, the BH-adjusted p-value against No. 1, the provisional flag, and the
+    calibration (ECE and Murphy decomposition)."""
+    from arena.scoring.calibration import murphy_by_group
+    from arena.scoring.stats import paired_bootstrap
+
+    known = frame[frame["outcome"].notna()] if "outcome" in frame.columns else frame.iloc[0:0]
+    rows = []
+    for batch, g in known.groupby("batch", sort=True):
+        g = g.assign(brier=(g["probability"] - g["outcome"]) ** 2)
+        res = paired_bootstrap(g, "brier", metric="brier", agent="forecaster", market="question", stratum="batch",
+                               n_boot=n_boot, seed=seed, min_resolved=min_resolved)
+        cal = murphy_by_group(g["probability"].to_numpy(float), g["outcome"].to_numpy(float),
+                              g["forecaster"].to_numpy()).set_index("group")
+        for rec in res.table.to_dict("records"):
+            c = cal.loc[rec["agent"]] if rec["agent"] in cal.index else None
+            rows.append({"batch": batch, "forecaster": rec["agent"], "brier_ci_low": rec["ci_low"],
+                         "brier_ci_high": rec["ci_high"], "tier": rec["tier"], "p_first": rec["p_first"],
+                         "pct_beat_first": rec["pct_beat_first"], "p_vs_first_adj": rec["p_vs_first_adj"],
+                         "provisional": rec["provisional"],
+                         **{k: (c[k] if c is not None else float("nan"))
+                            for k in ("ece", "reliability", "resolution", "uncertainty")}})
+    return pd.DataFrame(rows, columns=["batch", "forecaster", *STATS_COLUMNS])
+
+
+def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextIO, stderr: TextIO,
+                  bootstrap: int = 0, seed: int = 0) -> int:
+    """`arena score FILE [--out F] [--leave-one-out] [--bootstrap N]`: write per-forecaster scores as CSV to
+    `out` or stdout. With `--bootstrap N` the statistics columns (`STATS_COLUMNS`, from N paired draws) follow
+    the standard ones.
 
     Notes on dropped rows go to stderr. Exit code 0 when scored, 2 when the file cannot be read or lacks a
     required column, 1 when the output cannot be written.
@@ -170,6 +205,9 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
     for note in notes:
         print(note, file=stderr)
     table = score_forecasts(frame, leave_one_out=leave_one_out)
+    if bootstrap > 0:
+        extra = forecast_statistics(frame, n_boot=bootstrap, seed=seed)
+        table = table.merge(extra, on=["batch", "forecaster"], how="left")
     try:
         if out is None:
             table.to_csv(stdout, index=False, na_rep="", float_format=FLOAT_FORMAT, lineterminator="\n")
@@ -189,6 +227,8 @@ __all__ = [
     "ForecastFileError",
     "OUTPUT_COLUMNS",
     "read_forecasts",
+    "STATS_COLUMNS",
+    "forecast_statistics",
     "score_command",
     "score_forecasts",
 ]

@@ -144,3 +144,26 @@ def test_sync_replay_command_and_its_errors(db_url, shared_dir, capsys):
     assert main(["sync", "--venue", "replay", "--file", str(replay), "--at", "2025-12-01T00:00:00+00:00",
                  "--db", db_url]) == 0
     assert "0 markets changed, 0 snapshots" in capsys.readouterr().out  # idempotent
+
+
+def test_score_command_bootstrap_adds_statistics(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    truth = rng.uniform(0.05, 0.95, size=60)
+    outcome = (rng.uniform(size=60) < truth).astype(int)
+    lines = ["forecaster,question,probability,outcome"]
+    for q in range(60):
+        lines.append(f"sharp,q{q},{truth[q]:.4f},{outcome[q]}")
+        lines.append(f"coin,q{q},0.5,{outcome[q]}")
+    f = tmp_path / "f.csv"
+    f.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "s.csv"
+    assert main(["score", str(f), "--out", str(out), "--bootstrap", "400", "--seed", "2"]) == 0
+    df = pd.read_csv(out).set_index("forecaster")
+    for col in ("brier_ci_low", "brier_ci_high", "tier", "p_first", "ece", "provisional"):
+        assert col in df.columns
+    for name in ("sharp", "coin"):
+        assert df.loc[name, "brier_ci_low"] <= df.loc[name, "brier"] <= df.loc[name, "brier_ci_high"]
+    assert df.loc["sharp", "p_first"] > 0.9 and df.loc["sharp", "p_first"] + df.loc["coin", "p_first"] == 1.0
+    assert df.loc["coin", "ece"] >= 0 and not df.loc["sharp", "provisional"]
