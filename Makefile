@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.arena-installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,17 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Debian's Chromium for the browser test (tests/web/test_browser.py skips without it). Needs root.
+browser:
+	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_mark.py
 	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python benchmarks/bench_parse.py
+	$(BIN)/python benchmarks/bench_round.py
+	$(BIN)/python benchmarks/bench_render.py
+	$(BIN)/python benchmarks/validity.py --quick
 
 clean:
 	rm -rf $(VENV) db/*.sqlite* .pytest_cache .hypothesis
