@@ -348,6 +348,11 @@ def parser() -> argparse.ArgumentParser:
     jb.set_defaults(func=_jobs)
     sub.choices["scheduler"].set_defaults(func=_scheduler)
 
+    from arena.cli_web import configure_render_parser, configure_serve_parser
+
+    configure_render_parser(sub.add_parser("render", help="write the static leaderboard site"))
+    configure_serve_parser(sub.add_parser("serve", help="serve the leaderboard pages live from the database"))
+
     s = sub.add_parser("score", help="score an external forecast file (CSV or JSON lines)")
     s.add_argument("file")
     s.add_argument("--out", default=None, help="write CSV here instead of stdout")

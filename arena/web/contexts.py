@@ -1,0 +1,1308 @@
+"""Page contexts: one typed, frozen dataclass per page, built from the database with set-based queries.
+
+Every number a page shows is computed here (or in `services`) — templates only loop and format. Builders take
+either `None` (every page of that kind: one query per table, as the static renderer wants) or a short list of
+keys (one page, as the live server wants); both go through the same code, so the two sites are identical.
+Money stays integer micro-USD, prices ppm, shares micro-shares; scores are floats with NaN for "unknown";
+times of table rows are as stored (a naive one is UTC, as SQLite returns it — the `dt` filter reads both).
+Imports the store and services; never writes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import case, desc, func, select, text, union
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session
+
+from arena.clock import utc
+from arena.domain.market import NO, YES
+from arena.domain.sizing import SIZING_VERSION, CohortRules
+from arena.money import MICRO
+from arena.scoring.brier import brier_band
+from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
+from arena.scoring.registry import METRICS
+from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
+from arena.services.score import SCORING_VERSION, bets_frame, forecasts_frame
+from arena.store.tables import (
+    AgentRow,
+    CohortRow,
+    DecisionRow,
+    FillRow,
+    ForecastRow,
+    JobRunRow,
+    MarketRow,
+    ModelCallRow,
+    PortfolioSnapshotRow,
+    PriceSnapshotRow,
+    RejectionRow,
+    ResolutionRow,
+    SyncErrorRow,
+    SyncRunRow,
+)
+from arena.web.env import money, page_path
+
+PROVISIONAL_MIN_RESOLVED = 10  # fewer resolved bets than this: the agent's Brier is shown but flagged provisional
+OPERATIONS_LIMIT = 100  # rows of each operations table (newest first)
+CHART_MAX_POINTS = 400  # longer series are thinned (first, last and evenly spaced points kept)
+NAN = float("nan")
+
+
+# --- small shared pieces ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ColumnHelp:
+    """A leaderboard column: its header, and the registered metric's direction and description (a tooltip)."""
+
+    key: str
+    label: str
+    direction: str
+    description: str
+
+
+@dataclass(frozen=True)
+class CohortInfo:
+    id: int
+    name: str
+    period_start: datetime
+    status: str
+    starting_cash_micros: int
+    created_at: datetime
+    completed_at: datetime | None
+    n_agents: int
+    href: str
+
+
+@dataclass(frozen=True)
+class AgentScore:
+    """One row of a cohort leaderboard: every metric of one agent, P/L exact in micro-USD."""
+
+    rank: int
+    agent_id: int
+    agent: str
+    cohort: str
+    kind: str
+    model_id: str
+    href: str  # site-relative path of the agent's page
+    cohort_href: str
+    n_bets: int
+    n_resolved: int
+    brier: float
+    brier_band: str
+    brier_kelly: float
+    brier_stated: float
+    bss_vs_0_25: float
+    bss_vs_market: float
+    crowd_proxy: float
+    win_rate: float
+    start_micros: int
+    cash_micros: int
+    positions_value_micros: int
+    total_value_micros: int
+    pnl_micros: int
+    return_pct: float
+    return_band: str
+    open_positions: int
+    unpriced_positions: int
+    provisional: bool
+
+
+@dataclass(frozen=True)
+class Tick:
+    pos: float
+    label: str
+    anchor: str = "middle"  # SVG text-anchor: the end ticks hug the plot so they are never clipped
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: str  # SVG polyline points "x,y x,y …", already in the chart's coordinates
+    css: str
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    y: float
+    path: str  # SVG path data of the marker shape, centred on (x, y)
+    css: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A straight reference line across (horizontal: y) or down (vertical: x) the plot, with a label."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    label: str
+    css: str
+    label_x: float
+    label_y: float
+    anchor: str  # SVG text-anchor of the label
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An inline SVG chart, fully laid out: the template only draws what is here."""
+
+    title: str
+    width: int
+    height: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+    series: tuple[Series, ...]
+    markers: tuple[Marker, ...]
+    rules: tuple[Rule, ...]
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    empty: bool
+    legend: bool
+
+    @property
+    def y_label_x(self) -> float:
+        return self.left - 6
+
+    @property
+    def x_label_y(self) -> float:
+        return self.bottom + 18
+
+
+# --- charts (pure layout) --------------------------------------------------------------------------------------
+
+def _epoch(t: datetime) -> float:
+    """Seconds since the epoch of a stored time (a naive one is UTC, as SQLite returns it)."""
+    return (t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+_W, _H = 900, 300
+_PAD_L, _PAD_R, _PAD_T, _PAD_B = 76.0, 12.0, 14.0, 30.0
+
+
+def _nice_step(span: float, target: int = 4) -> float:
+    raw = span / max(target, 1)
+    if raw <= 0:
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= raw:
+            return m * mag
+    return 10 * mag
+
+
+def _thin(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= CHART_MAX_POINTS:
+        return points
+    step = (len(points) - 1) / (CHART_MAX_POINTS - 1)
+    return [points[round(i * step)] for i in range(CHART_MAX_POINTS)]
+
+
+class _Frame:
+    """Maps (epoch seconds, value) into the plot box of a chart."""
+
+    def __init__(self, t0: float, t1: float, y0: float, y1: float) -> None:
+        if t1 <= t0:
+            t0, t1 = t0 - 43_200, t1 + 43_200  # one instant: half a day either side
+        if y1 <= y0:
+            pad = abs(y0) * 0.05 or 1.0
+            y0, y1 = y0 - pad, y1 + pad
+        self.t0, self.t1, self.y0, self.y1 = t0, t1, y0, y1
+        self.left, self.right = _PAD_L, _W - _PAD_R
+        self.top, self.bottom = _PAD_T, _H - _PAD_B
+
+    def x(self, t: float) -> float:
+        return self.left + (t - self.t0) / (self.t1 - self.t0) * (self.right - self.left)
+
+    def y(self, v: float) -> float:
+        return self.bottom - (v - self.y0) / (self.y1 - self.y0) * (self.bottom - self.top)
+
+    def points(self, pts: Iterable[tuple[float, float]]) -> str:
+        ax = (self.right - self.left) / (self.t1 - self.t0)
+        bx = self.left - self.t0 * ax
+        ay = -(self.bottom - self.top) / (self.y1 - self.y0)
+        by = self.bottom - self.y0 * ay
+        return " ".join([f"{ax * t + bx:.1f},{ay * v + by:.1f}" for t, v in pts])
+
+    def x_ticks(self) -> tuple[Tick, ...]:
+        span = self.t1 - self.t0
+        n = 5
+        fmt = "%Y-%m-%d" if span > 300 * 86_400 else "%b %d"
+        out = []
+        for i in range(n):
+            t = self.t0 + span * i / (n - 1)
+            anchor = "start" if i == 0 else "end" if i == n - 1 else "middle"
+            out.append(Tick(round(self.x(t), 1), datetime.fromtimestamp(t, tz=timezone.utc).strftime(fmt), anchor))
+        return tuple(out)
+
+    def y_ticks(self, label: Callable[[float], str]) -> tuple[Tick, ...]:
+        step = _nice_step(self.y1 - self.y0)
+        v = math.ceil(self.y0 / step) * step
+        out = []
+        while v <= self.y1 + step * 1e-9:
+            out.append(Tick(round(self.y(v), 1), label(v)))
+            v += step
+        return tuple(out)
+
+
+def _empty_chart(title: str) -> Chart:
+    return Chart(title, _W, _H, _PAD_L, _PAD_T, _W - _PAD_R, _H - _PAD_B, (), (), (), (), (), True, False)
+
+
+def _dollars_label(v: float) -> str:
+    a = abs(v)
+    sign = "-" if v < 0 else ""
+    if a >= 1_000_000:
+        return f"{sign}${a / 1_000_000:.3g}M"
+    if a >= 10_000:
+        return f"{sign}${a / 1_000:.3g}k"
+    return f"{sign}${a:,.0f}"
+
+
+def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
+                 reference_micros: int | None) -> Chart:
+    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash."""
+    pts = [[(_epoch(t), v / MICRO) for t, v in curve] for _, curve in curves]
+    allpts = [p for c in pts for p in c]
+    if not allpts:
+        return _empty_chart(title)
+    ys = [v for _, v in allpts] + ([reference_micros / MICRO] if reference_micros is not None else [])
+    frame = _Frame(min(t for t, _ in allpts), max(t for t, _ in allpts), min(ys), max(ys))
+    lo, hi = frame.y0, frame.y1
+    pad = (hi - lo) * 0.05
+    frame = _Frame(frame.t0, frame.t1, lo - pad, hi + pad)
+    series = tuple(Series(label, frame.points(_thin(p)), f"s{i % 10}")
+                   for i, ((label, _), p) in enumerate(zip(curves, pts)) if p)
+    rules: tuple[Rule, ...] = ()
+    if reference_micros is not None:
+        y = round(frame.y(reference_micros / MICRO), 1)
+        rules = (Rule(frame.left, y, frame.right, y, f"start {money(reference_micros)}", "ref", frame.right - 4,
+                      y - 4, "end"),)
+    return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, series, (), rules,
+                 frame.x_ticks(), frame.y_ticks(_dollars_label), False, len(series) > 1)
+
+
+def _marker_path(x: float, y: float, shape: str) -> str:
+    r = 7.0
+    if shape == "up":
+        return f"M{x:.1f},{y - r:.1f}L{x + r:.1f},{y + r * 0.8:.1f}L{x - r:.1f},{y + r * 0.8:.1f}Z"
+    if shape == "down":
+        return f"M{x:.1f},{y + r:.1f}L{x + r:.1f},{y - r * 0.8:.1f}L{x - r:.1f},{y - r * 0.8:.1f}Z"
+    return f"M{x - r:.1f},{y:.1f}L{x:.1f},{y - r:.1f}L{x + r:.1f},{y:.1f}L{x:.1f},{y + r:.1f}Z"
+
+
+def price_chart(title: str, series: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
+                trades: Sequence[tuple[datetime, int, str, str, str]],
+                events: Sequence[tuple[datetime, str]]) -> Chart:
+    """Prices (ppm, on a fixed 0..1 axis) over time, one line per outcome; trades as markers
+    (at, price ppm on the plotted line, shape up/down, title, side css); events (a resolution) as vertical
+    lines."""
+    pts = [[(_epoch(t), p / MICRO) for t, p in s] for _, s in series]
+    times = [t for s in pts for t, _ in s] + [_epoch(t) for t, *_ in trades]
+    times += [_epoch(t) for t, _ in events]
+    if not times:
+        return _empty_chart(title)
+    frame = _Frame(min(times), max(times), 0.0, 1.0)
+    lines = tuple(Series(label, frame.points(_thin(p)), f"s{i % 10}")
+                  for i, ((label, _), p) in enumerate(zip(series, pts)) if p)
+    markers = []
+    for at, ppm, shape, tip, side in trades:
+        x, y = round(frame.x(_epoch(at)), 1), round(frame.y(ppm / MICRO), 1)
+        markers.append(Marker(x, y, _marker_path(x, y, shape), f"{'buy' if shape == 'up' else 'sell'} {side}", tip))
+    rules = []
+    for at, label in events:
+        x = round(frame.x(_epoch(at)), 1)
+        rules.append(Rule(x, frame.top, x, frame.bottom, label, "event", x - 3, frame.top + 10, "end"))
+    return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, lines, tuple(markers),
+                 tuple(rules), frame.x_ticks(), frame.y_ticks(lambda v: f"{v:.2f}"), False, len(lines) > 1)
+
+
+# --- standings: the leaderboards, computed once per render ---------------------------------------------------
+
+_BOARD_COLUMNS = [
+    ("brier", "Brier"), ("brier_kelly", "Brier (Kelly)"), ("brier_stated", "Brier (stated)"),
+    ("bss_vs_0_25", "BSS vs 0.25"), ("bss_vs_market", "BSS vs market"), ("crowd_proxy", "Crowd proxy"),
+    ("pnl", "P/L"), ("return_pct", "Return"), ("win_rate", "Win rate"),
+    ("model_brier_across_cohorts", "Brier (pooled)"),
+]
+
+
+def column_help() -> dict[str, ColumnHelp]:
+    """Header help of the leaderboard columns, by metric name, from the metric registry."""
+    out = {}
+    for key, label in _BOARD_COLUMNS:
+        m = METRICS.get(key)
+        out[key] = ColumnHelp(key, label, m.direction if m else "", m.description if m else "")
+    return out
+
+
+def _f(v: Any) -> float:
+    try:
+        return NAN if v is None or pd.isna(v) else float(v)
+    except (TypeError, ValueError):
+        return NAN
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Every cohort leaderboard row keyed by agent id, the overall (per model) rows, and each agent's open
+    positions valued at `as_of` — computed once and shared by the index, cohort and agent pages."""
+
+    as_of: datetime
+    rows: Mapping[int, AgentScore]
+    by_cohort: Mapping[int, tuple[AgentScore, ...]]
+    positions: Mapping[int, tuple[dict[str, Any], ...]]  # agent id → valued open positions (micro units)
+    overall: pd.DataFrame | None
+    curves: Mapping[int, tuple[tuple[datetime, int], ...]]  # agent id → (as_of, total value micro-USD) by time
+
+
+def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
+                   with_overall: bool = False) -> Standings:
+    """Leaderboards of the given cohorts (None: all). P/L is exact: cash folded from fills plus open
+    positions marked at the latest price fetched by `as_of` (`services.mark`), minus the starting cash.
+
+    The scoring frames are read once (`services.score`) and fed to the scoring library, so the cohort boards
+    and the overall board share one read of the bets instead of two."""
+    with engine.connect() as conn:
+        cq = select(CohortRow.id, CohortRow.name)
+        if cohort_ids is not None:
+            cq = cq.where(CohortRow.id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
+        cohorts = dict(conn.execute(cq).all())
+        agents = conn.execute(_in(select(AgentRow.id, AgentRow.cohort_id, AgentRow.name, AgentRow.kind,
+                                         AgentRow.model_id), AgentRow.cohort_id,
+                                  None if cohort_ids is None else list(cohorts))).all()
+    ids = list(cohorts)
+    if not ids:
+        return Standings(as_of, {}, {}, {}, _overall_table(pd.DataFrame(), pd.DataFrame()) if with_overall else None,
+                         {})
+    with engine.connect() as conn:
+        sq = (select(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of,
+                     PortfolioSnapshotRow.total_value_micros)
+              .where(PortfolioSnapshotRow.as_of <= as_of)
+              .order_by(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of))
+        curves: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
+        for aid, t, v in conn.execute(_in(sq, PortfolioSnapshotRow.cohort_id,
+                                          None if cohort_ids is None else ids)).all():
+            curves[aid].append((t, v))
+    with Session(engine) as s:
+        cash = cash_frame(s, ids)
+        positions = position_frame(s, ids)
+        valued = value_positions(positions, price_frame(s, as_of, positions["market_id"].unique().tolist()))
+        bets = bets_frame(s, ids)
+        forecasts = forecasts_frame(s, ids)
+
+    pos_by_agent: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    pv: dict[int, int] = defaultdict(int)
+    unpriced: dict[int, int] = defaultdict(int)
+    for rec in valued.to_dict("records"):
+        aid = int(rec["agent_id"])
+        pos_by_agent[aid].append(rec)
+        pv[aid] += int(rec["value"])
+        unpriced[aid] += 0 if bool(rec["priced"]) else 1
+    cash_by_agent = {int(a): (int(st), int(c)) for a, st, c in zip(cash["agent_id"], cash["start"], cash["cash"])}
+
+    # services.score.portfolios_frame, from the integers just computed (same fold, same marks)
+    names = [(aid, cohorts[cid], name) for aid, cid, name, *_ in agents]
+    portfolios = pd.DataFrame({
+        "cohort": [c for _, c, _ in names], "agent": [n for _, _, n in names],
+        "starting_balance": [cash_by_agent.get(a, (0, 0))[0] / MICRO for a, _, _ in names],
+        "total_value": [(cash_by_agent.get(a, (0, 0))[1] + pv[a]) / MICRO for a, _, _ in names],
+    })
+    board = leaderboard(bets, portfolios, forecasts)
+    metrics: dict[tuple[str, str], dict[str, Any]] = {}
+    order: dict[tuple[str, str], int] = {}
+    for rank_in, rec in enumerate(board.to_dict("records")):
+        metrics[(rec["cohort"], rec["agent"])] = rec
+        order[(rec["cohort"], rec["agent"])] = rank_in
+
+    rows: dict[int, AgentScore] = {}
+    for aid, cid, name, kind, model_id in agents:
+        cname = cohorts[cid]
+        m = metrics.get((cname, name), {})
+        start, c = cash_by_agent.get(aid, (0, 0))
+        total = c + pv[aid]
+        n_resolved = int(m.get("n_resolved", 0) or 0)
+        rows[aid] = AgentScore(
+            rank=0, agent_id=aid, agent=name, cohort=cname, kind=kind, model_id=model_id,
+            href=page_path("agent", aid), cohort_href=page_path("cohort", cname),
+            n_bets=int(m.get("n_bets", 0) or 0), n_resolved=n_resolved,
+            brier=_f(m.get("brier")), brier_band=str(m.get("brier_band", "n/a")),
+            brier_kelly=_f(m.get("brier_kelly")), brier_stated=_f(m.get("brier_stated")),
+            bss_vs_0_25=_f(m.get("bss_vs_0_25")), bss_vs_market=_f(m.get("bss_vs_market")),
+            crowd_proxy=_f(m.get("crowd_proxy")), win_rate=_f(m.get("win_rate")),
+            start_micros=start, cash_micros=c, positions_value_micros=pv[aid], total_value_micros=total,
+            pnl_micros=total - start, return_pct=_f(m.get("return_pct")),
+            return_band=str(m.get("return_band", "n/a")), open_positions=len(pos_by_agent[aid]),
+            unpriced_positions=unpriced[aid], provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+        )
+    by_cohort: dict[int, list[AgentScore]] = defaultdict(list)
+    for aid, cid, *_ in agents:
+        by_cohort[cid].append(rows[aid])
+    ranked: dict[int, tuple[AgentScore, ...]] = {}
+    for cid, rs in by_cohort.items():
+        rs.sort(key=lambda r: (order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
+        ranked[cid] = tuple(_with_rank(r, i + 1) for i, r in enumerate(rs))
+        for r in ranked[cid]:
+            rows[r.agent_id] = r
+    return Standings(as_of, rows, ranked, {a: tuple(p) for a, p in pos_by_agent.items()},
+                     _overall_table(bets, portfolios) if with_overall else None,
+                     {a: tuple(c) for a, c in curves.items()})
+
+
+def _overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame:
+    """Per model across cohorts — `services.score.overall_leaderboard`'s table, from frames already read:
+    cohorts, mean return, total P/L and the pooled Brier of all the model's resolved bets."""
+    if portfolios.empty:
+        return pd.DataFrame(columns=["agent", "cohorts", "mean_return_pct", "total_pnl", "n_resolved", "brier"])
+    ports = portfolios.assign(pnl=portfolios["total_value"] - portfolios["starting_balance"])
+    ports["return_pct"] = 100.0 * ports["pnl"] / ports["starting_balance"]
+    money_table = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
+                                             total_pnl=("pnl", "sum"))
+    if len(bets):
+        brier = model_brier_across_cohorts(bets.assign(model=bets["agent"]))
+    else:
+        brier = pd.DataFrame({"model": pd.Series(dtype=str), "n_resolved": pd.Series(dtype="int64"),
+                              "brier": pd.Series(dtype=float)})
+    brier = brier.rename(columns={"model": "agent"}).set_index("agent")
+    table = money_table.join(brier, how="left").reset_index()
+    return table.sort_values(["brier", "agent"], na_position="last", kind="stable").reset_index(drop=True)
+
+
+def _with_rank(row: AgentScore, rank: int) -> AgentScore:
+    return replace(row, rank=rank)
+
+
+# --- shared loaders --------------------------------------------------------------------------------------------
+
+def _in(q: Any, column: Any, keys: Sequence[Any] | None) -> Any:
+    return q if keys is None else q.where(column.in_(list(keys)))
+
+
+def _cohort_infos(conn: Connection, ids: Sequence[int] | None = None) -> dict[int, CohortInfo]:
+    n_agents = (select(AgentRow.cohort_id, func.count().label("n")).group_by(AgentRow.cohort_id).subquery())
+    q = (select(CohortRow.id, CohortRow.name, CohortRow.period_start, CohortRow.status,
+                CohortRow.starting_cash_micros, CohortRow.created_at, CohortRow.completed_at, n_agents.c.n)
+         .outerjoin(n_agents, n_agents.c.cohort_id == CohortRow.id).order_by(CohortRow.period_start, CohortRow.id))
+    out = {}
+    for cid, name, start, status, cash, created, completed, n in conn.execute(_in(q, CohortRow.id, ids)).all():
+        out[cid] = CohortInfo(cid, name, utc(start), status, int(cash), utc(created),
+                              utc(completed) if completed else None, int(n or 0), page_path("cohort", name))
+    return out
+
+
+def site_market_ids(conn: Connection, among: Iterable[str] | None = None) -> set[str]:
+    """The markets that get a page: those the arena touched (traded or forecast by some agent) — of `among`
+    only, when given (one page's worth of ids)."""
+    fq, oq = select(FillRow.market_id).distinct(), select(ForecastRow.market_id).distinct()
+    if among is not None:
+        ids = sorted(set(among))
+        if not ids:
+            return set()
+        fq = fq.where(FillRow.market_id.in_(ids))  # type: ignore[attr-defined]
+        oq = oq.where(ForecastRow.market_id.in_(ids))  # type: ignore[attr-defined]
+    return {r[0] for r in conn.execute(union(fq, oq)).all()}
+
+
+def _questions(conn: Connection, ids: Iterable[str] | None) -> dict[str, str]:
+    q = select(MarketRow.id, MarketRow.question)
+    if ids is not None:
+        ids = sorted(set(ids))
+        if not ids:
+            return {}
+        q = q.where(MarketRow.id.in_(ids))  # type: ignore[attr-defined]
+    return dict(conn.execute(q).all())
+
+
+@dataclass(frozen=True)
+class MarketRef:
+    """A market as other pages mention it: its id, its question (untrusted text) and whether it has a page."""
+
+    id: str
+    question: str
+    href: str  # site-relative path of its page, "" when it has none
+
+    @property
+    def label(self) -> str:
+        return self.question or self.id
+
+
+class _Refs:
+    """MarketRef by id, made once per market however many rows mention it."""
+
+    def __init__(self, questions: Mapping[str, str], pages: set[str]) -> None:
+        self.questions, self.pages = questions, pages
+        self.cache: dict[str, MarketRef] = {}
+
+    def __call__(self, market_id: Any) -> MarketRef:
+        mid = str(market_id) if market_id is not None else ""
+        ref = self.cache.get(mid)
+        if ref is None:
+            linked = mid in self.pages and mid in self.questions
+            ref = self.cache[mid] = MarketRef(mid, self.questions.get(mid, ""),
+                                              page_path("market", mid) if linked else "")
+        return ref
+
+
+# --- index -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AgentLink:
+    agent_id: int
+    cohort: str
+    href: str
+
+
+@dataclass(frozen=True)
+class OverallRow:
+    rank: int
+    model: str
+    cohorts: int
+    n_resolved: int
+    brier: float
+    brier_band: str
+    mean_return_pct: float
+    total_pnl_micros: int
+    provisional: bool
+    agents: tuple[AgentLink, ...]
+
+
+@dataclass(frozen=True)
+class CohortSummary:
+    cohort: CohortInfo
+    n_bets: int
+    n_resolved: int
+    pnl_micros: int  # the cohort's agents together
+    leader: AgentScore | None  # first on the cohort's leaderboard
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    as_of: datetime
+    overall: tuple[OverallRow, ...]
+    cohorts: tuple[CohortSummary, ...]
+    columns: Mapping[str, ColumnHelp]
+    provisional_min: int
+    n_agents: int
+    n_markets: int
+    n_fills: int
+
+
+def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None) -> IndexPage:
+    st = standings if standings is not None and standings.overall is not None else \
+        load_standings(engine, as_of, None, with_overall=True)
+    with engine.connect() as conn:
+        infos = _cohort_infos(conn)
+        n_markets = len(site_market_ids(conn))
+        n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
+    links: dict[str, list[AgentLink]] = defaultdict(list)
+    pnl: dict[str, int] = defaultdict(int)
+    for cid in infos:
+        for r in st.by_cohort.get(cid, ()):
+            links[r.agent].append(AgentLink(r.agent_id, r.cohort, r.href))
+            pnl[r.agent] += r.pnl_micros
+    overall = []
+    board = st.overall if st.overall is not None else pd.DataFrame()
+    for i, rec in enumerate(board.to_dict("records") if len(board) else []):
+        n_resolved = int(0 if pd.isna(rec.get("n_resolved")) else rec["n_resolved"])
+        brier = _f(rec.get("brier"))
+        overall.append(OverallRow(
+            rank=i + 1, model=str(rec["agent"]), cohorts=int(rec["cohorts"]), n_resolved=n_resolved, brier=brier,
+            brier_band=str(brier_band(brier)), mean_return_pct=_f(rec.get("mean_return_pct")),
+            total_pnl_micros=pnl[str(rec["agent"])], provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+            agents=tuple(links[str(rec["agent"])]),
+        ))
+    summaries = []
+    for cid, info in sorted(infos.items(), key=lambda kv: (kv[1].period_start, kv[0]), reverse=True):
+        rows = st.by_cohort.get(cid, ())
+        summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
+                                       sum(r.pnl_micros for r in rows), rows[0] if rows else None))
+    return IndexPage(as_of, tuple(overall), tuple(summaries), column_help(), PROVISIONAL_MIN_RESOLVED, len(st.rows),
+                     n_markets,
+                     n_fills)
+
+
+# --- cohort ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CohortPage:
+    as_of: datetime
+    cohort: CohortInfo
+    rows: tuple[AgentScore, ...]
+    columns: Mapping[str, ColumnHelp]
+    rules: tuple[tuple[str, str], ...]
+    lineup: tuple[tuple[str, str, str], ...]  # name, kind, model id
+    decisions: tuple[tuple[str, int], ...]  # status → count
+    equity: Chart
+    provisional_min: int
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return str(value)
+
+
+def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
+                    standings: Standings | None = None) -> dict[str, CohortPage]:
+    """Cohort pages by cohort name (None: every cohort)."""
+    with engine.connect() as conn:
+        q = select(CohortRow.id, CohortRow.name, CohortRow.rules, CohortRow.lineup)
+        rows = conn.execute(_in(q, CohortRow.name, names)).all()
+        ids = [r[0] for r in rows]
+        if not ids:
+            return {}
+        infos = _cohort_infos(conn, None if names is None else ids)
+        dq = (select(DecisionRow.cohort_id, DecisionRow.status, func.count())
+              .group_by(DecisionRow.cohort_id, DecisionRow.status))
+        decisions: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        for cid, status, n in conn.execute(_in(dq, DecisionRow.cohort_id, None if names is None else ids)).all():
+            decisions[cid].append((status, int(n)))
+    st = standings or load_standings(engine, as_of, None if names is None else ids)
+    out = {}
+    for cid, name, rules, lineup in rows:
+        info = infos[cid]
+        board = st.by_cohort.get(cid, ())
+        chart = equity_chart("Total value of each agent", [(r.agent, st.curves.get(r.agent_id, ())) for r in board],
+                             info.starting_cash_micros)
+        out[name] = CohortPage(
+            as_of=as_of, cohort=info, rows=board, columns=column_help(),
+            rules=tuple((str(k), _flat(v)) for k, v in sorted((rules or {}).items())),
+            lineup=tuple((str(e.get("name", "")), str(e.get("kind", "")), str(e.get("model_id", "")))
+                         for e in (lineup or []) if isinstance(e, dict)),
+            decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
+        )
+    return out
+
+
+# --- agent -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AgentInfo:
+    id: int
+    name: str
+    kind: str
+    model_id: str
+    config: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class OpenPosition:
+    market: MarketRef
+    outcome: str
+    shares: int
+    cost_micros: int
+    price_ppm: int | None
+    value_micros: int
+    unrealized_micros: int
+    priced: bool
+
+
+@dataclass(frozen=True)
+class ClosedPosition:
+    market: MarketRef
+    outcome: str
+    bought_micros: int  # Σ stakes of its BUY fills
+    returned_micros: int  # Σ cash of its SELL / SETTLE / REFUND / REVERSAL fills
+    realized_micros: int  # returned − bought: the fold of the position's cash deltas
+    closed_by: str  # kind of its last fill
+    closed_at: datetime
+
+
+@dataclass(frozen=True)
+class FillView:
+    id: int
+    at: datetime
+    kind: str
+    market: MarketRef
+    outcome: str
+    shares: int
+    price_ppm: int | None
+    cash_micros: int
+    cost_micros: int
+    decision_id: int | None
+
+
+@dataclass(frozen=True)
+class ActionView:
+    index: int
+    type: str
+    market: MarketRef
+    outcome: str
+    amount_micros: int | None
+    amount_text: str  # as the agent gave it, when it is not a valid amount
+    fraction: str
+    stated_probability: float
+    implied_confidence: float  # amount / max bet, clipped to [0, 1] (seed 001); NaN for sells
+    rationale: str
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class RejectionView:
+    action_index: int
+    reason: str
+    message: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class CallView:
+    attempt: int
+    at: datetime
+    served_model: str
+    prompt_version: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_micros: int | None
+    latency_s: float
+    error: str
+    prompt: str
+    raw_response: str
+    parsed: str  # the parsed decision as indented JSON, "" when parsing failed
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    id: int
+    round_key: str
+    status: str
+    as_of: datetime
+    completed_at: datetime | None
+    cash_at_start_micros: int | None
+    max_bet_micros: int | None
+    sizing_version: str
+    actions: tuple[ActionView, ...]
+    reasoning: str
+    error: str
+    rejections: tuple[RejectionView, ...]
+    calls: tuple[CallView, ...]
+    n_forecasts: int  # stated forecasts of the round's forecast set (shown on the market pages)
+    n_fills: int
+
+
+@dataclass(frozen=True)
+class AgentPage:
+    as_of: datetime
+    agent: AgentInfo
+    cohort: CohortInfo
+    score: AgentScore
+    equity: Chart
+    open_positions: tuple[OpenPosition, ...]
+    closed_positions: tuple[ClosedPosition, ...]
+    fills: tuple[FillView, ...]
+    decisions: tuple[DecisionView, ...]
+    provisional_min: int
+
+
+def _amount_micros(text: Any) -> int | None:
+    """A stake as the decision recorded it (a decimal string of USD) in micro-USD; None if it is not one."""
+    if type(text) is str and text.isdigit():
+        return int(text) * MICRO  # whole dollars: the common case, without Decimal
+    try:
+        d = Decimal(str(text))
+    except (InvalidOperation, ValueError):
+        return None
+    if not d.is_finite():
+        return None
+    return int((d * MICRO).to_integral_value())
+
+
+def _action(index: int, a: Any, max_bet: int | None, refs: _Refs, rejected: set[int]) -> ActionView:
+    a = a if isinstance(a, dict) else {"type": "?", "rationale": _flat(a)}
+    typ = str(a.get("type", ""))
+    amount = _amount_micros(a.get("amount")) if a.get("amount") is not None else None
+    conf = NAN
+    if typ == "BET" and amount is not None and max_bet:
+        conf = min(1.0, max(0.0, amount / max_bet))
+    return ActionView(
+        index=index, type=typ, market=refs(a.get("market_id")), outcome=str(a.get("outcome", "")),
+        amount_micros=amount, amount_text="" if amount is not None else _flat(a.get("amount", "")),
+        fraction=_flat(a.get("fraction", "")), stated_probability=_f(a.get("stated_probability")),
+        implied_confidence=conf, rationale=_flat(a.get("rationale", "")), rejected=index in rejected,
+    )
+
+
+def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | None = None,
+                   standings: Standings | None = None) -> dict[int, AgentPage]:
+    """Agent pages by agent id (None: every agent), from one query per table."""
+    with engine.connect() as conn:
+        aq = select(AgentRow.id, AgentRow.cohort_id, AgentRow.name, AgentRow.kind, AgentRow.model_id,
+                    AgentRow.config)
+        agents = conn.execute(_in(aq, AgentRow.id, agent_ids)).all()
+        if not agents:
+            return {}
+        cohort_ids = sorted({a[1] for a in agents})
+        infos = _cohort_infos(conn, None if agent_ids is None else cohort_ids)
+        ids = None if agent_ids is None else [a[0] for a in agents]
+
+        fq = select(FillRow.id, FillRow.agent_id, FillRow.at, FillRow.kind, FillRow.market_id, FillRow.outcome,
+                    FillRow.shares, FillRow.price_ppm, FillRow.cash_micros, FillRow.cost_micros,
+                    FillRow.decision_id).order_by(FillRow.id)
+        fills = conn.execute(_in(fq, FillRow.agent_id, ids)).all()
+        dq = select(DecisionRow.id, DecisionRow.agent_id, DecisionRow.round_key, DecisionRow.status,
+                    DecisionRow.as_of, DecisionRow.completed_at, DecisionRow.cash_at_start_micros,
+                    DecisionRow.max_bet_micros, DecisionRow.sizing_version, DecisionRow.actions,
+                    DecisionRow.reasoning, DecisionRow.error).order_by(DecisionRow.as_of, DecisionRow.id)
+        decisions = conn.execute(_in(dq, DecisionRow.agent_id, ids)).all()
+        rq = (select(RejectionRow.decision_id, RejectionRow.action_index, RejectionRow.reason, RejectionRow.message,
+                     RejectionRow.at).join(DecisionRow, DecisionRow.id == RejectionRow.decision_id)
+              .order_by(RejectionRow.id))
+        rejections = conn.execute(_in(rq, DecisionRow.agent_id, ids)).all()
+        cq = (select(ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.at, ModelCallRow.served_model,
+                     ModelCallRow.prompt_version, ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens,
+                     ModelCallRow.cost_micros, ModelCallRow.latency_s, ModelCallRow.error, ModelCallRow.prompt,
+                     ModelCallRow.raw_response, ModelCallRow.parsed)
+              .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
+              .order_by(ModelCallRow.decision_id, ModelCallRow.attempt))
+        calls = conn.execute(_in(cq, DecisionRow.agent_id, ids)).all()
+        oq = (select(ForecastRow.decision_id, func.count()).where(ForecastRow.source == "forecast_set")
+              .group_by(ForecastRow.decision_id))
+        n_forecasts = dict(conn.execute(_in(oq, ForecastRow.agent_id, ids)).all())
+
+        mentioned: set[str] | None = None
+        if ids is not None:
+            mentioned = {f[4] for f in fills}
+            for d in decisions:
+                mentioned |= {str(a.get("market_id")) for a in (d[9] or []) if isinstance(a, dict)}
+        refs = _Refs(_questions(conn, mentioned), site_market_ids(conn, mentioned))
+
+    st = standings or load_standings(engine, as_of, None if agent_ids is None else cohort_ids)
+
+    by_agent_fills: dict[int, list[Any]] = defaultdict(list)
+    for f in fills:
+        by_agent_fills[f[1]].append(f)
+    rej_by_decision: dict[int, list[RejectionView]] = defaultdict(list)
+    for did, idx, reason, message, at in rejections:
+        rej_by_decision[did].append(RejectionView(int(idx), reason, message, utc(at)))
+    calls_by_decision: dict[int, list[CallView]] = defaultdict(list)
+    for (did, attempt, at, served, pver, ptok, ctok, cost, lat, err, prompt, raw, parsed) in calls:
+        calls_by_decision[did].append(CallView(
+            int(attempt), utc(at), served, pver, ptok, ctok, cost, _f(lat), err, prompt, raw,
+            json.dumps(parsed, indent=2, sort_keys=True, ensure_ascii=False) if parsed is not None else ""))
+    fills_by_decision = Counter(f[10] for f in fills if f[10] is not None)
+    dec_by_agent: dict[int, list[DecisionView]] = defaultdict(list)
+    for (did, aid, round_key, status, d_as_of, completed, cash0, maxbet, sver, actions, reasoning, error) in decisions:
+        rejected = {r.action_index for r in rej_by_decision.get(did, [])}
+        dec_by_agent[aid].append(DecisionView(
+            id=did, round_key=round_key, status=status, as_of=utc(d_as_of),
+            completed_at=utc(completed) if completed else None, cash_at_start_micros=cash0, max_bet_micros=maxbet,
+            sizing_version=sver,
+            actions=tuple(_action(i, a, maxbet, refs, rejected) for i, a in enumerate(actions or [])),
+            reasoning=reasoning, error=error, rejections=tuple(rej_by_decision.get(did, ())),
+            calls=tuple(calls_by_decision.get(did, ())), n_forecasts=int(n_forecasts.get(did, 0)),
+            n_fills=fills_by_decision.get(did, 0),
+        ))
+
+    out = {}
+    for aid, cid, name, kind, model_id, config in agents:
+        info = infos[cid]
+        score = st.rows[aid]
+        opens = tuple(
+            OpenPosition(refs(p["market_id"]), str(p["outcome"]), int(p["shares"]), int(p["cost"]),
+                         int(p["price_ppm"]) if bool(p["priced"]) else None, int(p["value"]),
+                         int(p["value"]) - int(p["cost"]), bool(p["priced"]))
+            for p in sorted(st.positions.get(aid, ()), key=lambda p: (str(p["market_id"]), str(p["outcome"]))))
+        out[aid] = AgentPage(
+            as_of=as_of,
+            agent=AgentInfo(aid, name, kind, model_id,
+                            tuple((str(k), _flat(v)) for k, v in sorted((config or {}).items()))),
+            cohort=info, score=score,
+            equity=equity_chart("Total value (cash + marked positions)", [(name, st.curves.get(aid, ()))],
+                                info.starting_cash_micros),
+            open_positions=opens, closed_positions=_closed_positions(by_agent_fills.get(aid, []), refs),
+            fills=tuple(FillView(f[0], f[2], f[3], refs(f[4]), f[5], f[6], f[7], f[8], f[9], f[10])
+                        for f in by_agent_fills.get(aid, [])),
+            decisions=tuple(reversed(dec_by_agent.get(aid, []))), provisional_min=PROVISIONAL_MIN_RESOLVED,
+        )
+    return out
+
+
+def _closed_positions(fills: Sequence[Any], refs: _Refs) -> tuple[ClosedPosition, ...]:
+    """Positions whose shares folded back to zero: what went in, what came out, and the realized P/L."""
+    acc: dict[tuple[str, str], list[Any]] = {}  # shares, staked, returned, realized, last kind, last at
+    for f in fills:
+        a = acc.get((f[4], f[5]))
+        if a is None:
+            a = acc[(f[4], f[5])] = [0, 0, 0, 0, "", None]
+        a[0] += f[6]
+        if f[3] == "buy":
+            a[1] += f[9]
+        else:
+            a[2] += f[8]
+        a[3] += f[8]
+        a[4], a[5] = f[3], f[2]
+    out = [ClosedPosition(refs(mid), outcome, int(a[1]), int(a[2]), int(a[3]), a[4], a[5])
+           for (mid, outcome), a in acc.items() if a[0] == 0]
+    out.sort(key=lambda c: (_epoch(c.closed_at), c.market.id, c.outcome))
+    return tuple(out)
+
+
+# --- market ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MarketInfo:
+    id: str
+    venue: str
+    question: str
+    description: str
+    kind: str
+    status: str
+    outcomes: tuple[tuple[str, str], ...]  # outcome, label
+    close_time: datetime | None
+    url: str  # only an http(s) address, else "" (a venue's URL is untrusted)
+    category: str
+
+
+@dataclass(frozen=True)
+class ResolutionView:
+    version: int
+    kind: str
+    payouts: tuple[tuple[str, int], ...]  # outcome, payout ppm
+    resolved_at: datetime | None
+    recorded_at: datetime
+    source: str
+
+
+@dataclass(frozen=True)
+class TradeView:
+    at: datetime
+    agent_id: int
+    agent: str
+    cohort: str
+    agent_href: str
+    cohort_href: str
+    kind: str
+    outcome: str
+    shares: int
+    price_ppm: int | None
+    cash_micros: int
+
+
+@dataclass(frozen=True)
+class MarketPage:
+    as_of: datetime
+    market: MarketInfo
+    latest: tuple[tuple[str, int, datetime], ...]  # outcome, price ppm, observed at
+    resolutions: tuple[ResolutionView, ...]
+    chart: Chart
+    trades: tuple[TradeView, ...]
+    n_forecasts: int
+    mean_forecast: float  # mean stated P(YES) of every agent forecast on this market, NaN if none
+
+
+def _safe_url(url: str) -> str:
+    u = (url or "").strip()
+    return u if u.lower().startswith(("https://", "http://")) and not any(c in u for c in "\"'<> \n\t") else ""
+
+
+def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] | None = None) -> dict[str, MarketPage]:
+    """Market pages by market id (None: every market the arena touched)."""
+    with engine.connect() as conn:
+        keys = sorted(site_market_ids(conn, market_ids))
+        if not keys:
+            return {}
+        filt = None if market_ids is None else keys
+        mq = select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.description, MarketRow.kind,
+                    MarketRow.status, MarketRow.outcomes, MarketRow.outcome_labels, MarketRow.close_time,
+                    MarketRow.url, MarketRow.category)
+        wanted = set(keys)
+        markets = [m for m in conn.execute(_in(mq, MarketRow.id, filt)).all() if m[0] in wanted]
+        pq = (select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
+                     PriceSnapshotRow.price_ppm)
+              .where(PriceSnapshotRow.observed_at <= as_of, PriceSnapshotRow.fetched_at <= as_of)
+              .order_by(PriceSnapshotRow.market_id, PriceSnapshotRow.observed_at, PriceSnapshotRow.id))
+        prices = conn.execute(_in(pq, PriceSnapshotRow.market_id, filt)).all()
+        tq = (select(FillRow.market_id, FillRow.at, FillRow.agent_id, AgentRow.name, CohortRow.name, FillRow.kind,
+                     FillRow.outcome, FillRow.shares, FillRow.price_ppm, FillRow.cash_micros)
+              .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
+              .order_by(FillRow.at, FillRow.id))
+        trades = conn.execute(_in(tq, FillRow.market_id, filt)).all()
+        rq = (select(ResolutionRow.market_id, ResolutionRow.version, ResolutionRow.kind, ResolutionRow.payouts,
+                     ResolutionRow.resolved_at, ResolutionRow.recorded_at, ResolutionRow.source)
+              .order_by(ResolutionRow.market_id, ResolutionRow.version))
+        resolutions = conn.execute(_in(rq, ResolutionRow.market_id, filt)).all()
+        oq = (select(ForecastRow.market_id, func.count(), func.avg(ForecastRow.probability))
+              .group_by(ForecastRow.market_id))
+        fstats = {m: (int(n), _f(avg)) for m, n, avg in conn.execute(_in(oq, ForecastRow.market_id, filt)).all()}
+
+    cohort_paths: dict[str, str] = {}
+
+    def cohort_hrefs(name: str) -> str:
+        if name not in cohort_paths:
+            cohort_paths[name] = page_path("cohort", name)
+        return cohort_paths[name]
+
+    price_by: dict[str, dict[str, list[tuple[datetime, int]]]] = defaultdict(lambda: defaultdict(list))
+    for mid, outcome, t, p in prices:
+        price_by[mid][outcome].append((t, int(p)))
+    trades_by: dict[str, list[Any]] = defaultdict(list)
+    for t in trades:
+        trades_by[t[0]].append(t)
+    res_by: dict[str, list[ResolutionView]] = defaultdict(list)
+    for mid, version, kind, payouts, resolved_at, recorded_at, source in resolutions:
+        res_by[mid].append(ResolutionView(int(version), kind,
+                                          tuple((str(k), int(v)) for k, v in sorted((payouts or {}).items())),
+                                          utc(resolved_at) if resolved_at else None, utc(recorded_at), source))
+    out = {}
+    for mid, venue, question, description, kind, status, outcomes, labels, close_time, url, category in markets:
+        outcomes = list(outcomes or [])
+        labels = list(labels or [])
+        series_by_outcome = price_by.get(mid, {})
+        binary = kind == "binary"
+        plotted = [YES] if binary else [o for o in outcomes if o in series_by_outcome]
+        label_of = dict(zip(outcomes, labels))
+        series = [(f"P({label_of.get(o, o)})" if binary else label_of.get(o, o), series_by_outcome.get(o, []))
+                  for o in plotted]
+        marks = []
+        tviews = []
+        for (_, at, aid, agent, cohort, fkind, outcome, sh, p, cash) in trades_by.get(mid, []):
+            tviews.append(TradeView(at, aid, agent, cohort, page_path("agent", aid), cohort_hrefs(cohort), fkind,
+                                    outcome, int(sh), p, int(cash)))
+            if fkind in ("buy", "sell") and p is not None:
+                on_line = MICRO - int(p) if binary and outcome == NO else int(p)  # the NO price on the YES line
+                tip = f"{agent} ({cohort}): {fkind.upper()} {outcome} {money(abs(int(cash)))} at {int(p) / MICRO:g}"
+                marks.append((at, on_line, "up" if fkind == "buy" else "down", tip,
+                              "no" if outcome == NO else "yes"))
+        res = res_by.get(mid, [])
+        events = [(r.resolved_at or r.recorded_at, f"v{r.version}: {r.kind}") for r in res]
+        latest = tuple((o, s[-1][1], utc(s[-1][0])) for o, s in sorted(series_by_outcome.items()) if s)
+        n, mean = fstats.get(mid, (0, NAN))
+        out[mid] = MarketPage(
+            as_of=as_of,
+            market=MarketInfo(mid, venue, question, description or "", kind, status,
+                              tuple((o, label_of.get(o, o)) for o in outcomes),
+                              utc(close_time) if close_time else None, _safe_url(url), category or ""),
+            latest=latest, resolutions=tuple(res), chart=price_chart("Price history", series, marks, events),
+            trades=tuple(tviews), n_forecasts=n, mean_forecast=mean,
+        )
+    return out
+
+
+# --- methodology -----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VersionRow:
+    name: str
+    value: str
+    where: str
+
+
+@dataclass(frozen=True)
+class MetricView:
+    name: str
+    direction: str
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
+class MethodologyPage:
+    versions: tuple[VersionRow, ...]
+    seen: tuple[tuple[str, str, int], ...]  # what, version, rows stamped with it
+    metrics: tuple[MetricView, ...]
+    brier_bands: tuple[tuple[str, str], ...]
+    return_bands: tuple[tuple[str, str], ...]
+    default_rules: tuple[tuple[str, str], ...]
+    provisional_min: int
+    schema_revision: str
+
+
+BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
+               ("(0.20, 0.25]", "Fair (at or near random)"), ("(0.25, 0.40]", "Poor"), ("> 0.40", "Very Poor"))
+RETURN_BANDS = (("> +50 %", "Exceptional"), ("(+20 %, +50 %]", "Excellent"), ("(+5 %, +20 %]", "Good"),
+                ("[−5 %, +5 %]", "Neutral"), ("[−20 %, −5 %)", "Poor"), ("< −20 %", "Very Poor"))
+
+
+def _optional_version(candidates: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    for module, attr in candidates:
+        try:
+            value = getattr(importlib.import_module(module), attr)
+        except Exception:  # noqa: BLE001 — an absent or broken optional module just means "not installed"
+            continue
+        return str(value), f"{module}.{attr}"
+    return "not installed", ""
+
+
+def methodology_context(engine: Engine) -> MethodologyPage:
+    from arena.venues.simulated import SIMULATOR_VERSION
+
+    prompt, where = _optional_version([("arena.agents.prompts", "PROMPT_VERSION"),
+                                       ("arena.agents.llm", "PROMPT_VERSION")])
+    versions = (
+        VersionRow("sizing", SIZING_VERSION, "arena.domain.sizing.SIZING_VERSION"),
+        VersionRow("scoring", SCORING_VERSION, "arena.services.score.SCORING_VERSION"),
+        VersionRow("prompt", prompt, where),
+        VersionRow("simulator", SIMULATOR_VERSION, "arena.venues.simulated.SIMULATOR_VERSION"),
+    )
+    with engine.connect() as conn:
+        seen = [("sizing (decisions)", v or "—", int(n)) for v, n in conn.execute(
+            select(DecisionRow.sizing_version, func.count()).group_by(DecisionRow.sizing_version)).all()]
+        seen += [("prompt (model calls)", v or "—", int(n)) for v, n in conn.execute(
+            select(ModelCallRow.prompt_version, func.count()).group_by(ModelCallRow.prompt_version)).all()]
+        try:  # read directly: importing alembic to ask would cost more than the whole page
+            revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar() or "none"
+        except SQLAlchemyError:
+            revision = "none"
+    metrics = tuple(MetricView(m.name, m.direction, m.unit, m.description)
+                    for m in sorted(METRICS.values(), key=lambda m: m.name))
+    rules = CohortRules().to_json()
+    return MethodologyPage(versions, tuple(sorted(seen)), metrics, BRIER_BANDS, RETURN_BANDS,
+                           tuple((k, _flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
+                           str(revision))
+
+
+# --- operations ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SyncRunView:
+    id: int
+    venue: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    ok: int
+    skipped: int
+    failed: int
+    markets_changed: int
+    snapshots_added: int
+    resolutions_recorded: int
+    error: str
+
+
+@dataclass(frozen=True)
+class SyncErrorView:
+    sync_run_id: int
+    venue: str
+    native_id: str
+    kind: str
+    field: str
+    message: str
+    payload_excerpt: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    job: str
+    runs: int
+    ok: int
+    failed: int
+    running: int
+    last_period: str
+    last_started: datetime | None
+
+
+@dataclass(frozen=True)
+class JobRunView:
+    job: str
+    period_key: str
+    status: str
+    attempts: int
+    started_at: datetime
+    finished_at: datetime | None
+    seconds: float  # finished − started, NaN while running
+    counts: str
+    error: str
+    runner: str
+
+
+@dataclass(frozen=True)
+class DecisionIssue:
+    decision_id: int
+    agent_id: int
+    agent: str
+    cohort: str
+    agent_href: str
+    cohort_href: str
+    round_key: str
+    status: str
+    error: str
+
+
+@dataclass(frozen=True)
+class OperationsPage:
+    as_of: datetime
+    backend: str
+    tables: tuple[tuple[str, int], ...]
+    sync_runs: tuple[SyncRunView, ...]
+    sync_errors: tuple[SyncErrorView, ...]
+    jobs: tuple[JobSummary, ...]
+    job_runs: tuple[JobRunView, ...]
+    decision_statuses: tuple[tuple[str, int], ...]
+    issues: tuple[DecisionIssue, ...]
+    limit: int
+
+
+_COUNTED = (("markets", MarketRow), ("price_snapshots", PriceSnapshotRow), ("cohorts", CohortRow),
+            ("agents", AgentRow), ("decisions", DecisionRow), ("fills", FillRow), ("rejections", RejectionRow),
+            ("forecasts", ForecastRow), ("resolutions", ResolutionRow), ("portfolio_snapshots", PortfolioSnapshotRow),
+            ("model_calls", ModelCallRow), ("sync_runs", SyncRunRow), ("job_runs", JobRunRow))
+
+
+def operations_context(engine: Engine, as_of: datetime, limit: int = OPERATIONS_LIMIT) -> OperationsPage:
+    """What the jobs did: row counts, venue syncs and their errors, scheduled job runs, decisions that failed."""
+    sync_q = select(SyncRunRow).order_by(desc(SyncRunRow.started_at), desc(SyncRunRow.id))  # newest first
+    error_q = select(SyncErrorRow).order_by(desc(SyncErrorRow.id))
+    job_q = select(JobRunRow).order_by(desc(JobRunRow.started_at), desc(JobRunRow.id))
+    jobs_q = (select(JobRunRow.job, func.count(),
+                     func.sum(case((JobRunRow.status == "ok", 1), else_=0)),
+                     func.sum(case((JobRunRow.status == "failed", 1), else_=0)),
+                     func.sum(case((JobRunRow.status == "running", 1), else_=0)),
+                     func.max(JobRunRow.period_key), func.max(JobRunRow.started_at))
+              .group_by(JobRunRow.job).order_by(JobRunRow.job))
+    status_q = select(DecisionRow.status, func.count()).group_by(DecisionRow.status).order_by(DecisionRow.status)
+    failed = (DecisionRow.error != "") | DecisionRow.status.in_(["failed", "claimed"])  # type: ignore[attr-defined]
+    issue_q = (select(DecisionRow.id, DecisionRow.agent_id, AgentRow.name, CohortRow.name, DecisionRow.round_key,
+                      DecisionRow.status, DecisionRow.error)
+               .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+               .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
+               .where(failed).order_by(desc(DecisionRow.id)).limit(limit))
+    with engine.connect() as conn:
+        tables = tuple((name, int(conn.execute(select(func.count()).select_from(row)).scalar_one()))
+                       for name, row in _COUNTED)
+        runs = tuple(SyncRunView(r.id, r.venue, utc(r.started_at), utc(r.finished_at) if r.finished_at else None,
+                                 r.status, r.ok, r.skipped, r.failed, r.markets_changed, r.snapshots_added,
+                                 r.resolutions_recorded, r.error)
+                     for r in conn.execute(sync_q.limit(limit)).all())
+        errors = tuple(SyncErrorView(r.sync_run_id, r.venue, r.native_id, r.kind, r.field, r.message,
+                                     r.payload_excerpt, utc(r.at))
+                       for r in conn.execute(error_q.limit(limit)).all())
+        jobs = tuple(JobSummary(job, int(n), int(ok or 0), int(bad or 0), int(running or 0), last_period or "",
+                                utc(last) if last else None)
+                     for job, n, ok, bad, running, last_period, last in conn.execute(jobs_q).all())
+        job_runs = []
+        for r in conn.execute(job_q.limit(limit)).all():
+            started, finished = utc(r.started_at), utc(r.finished_at) if r.finished_at else None
+            job_runs.append(JobRunView(
+                r.job, r.period_key, r.status, r.attempts, started, finished,
+                (finished - started).total_seconds() if finished else NAN,
+                ", ".join(f"{k}={_flat(v)}" for k, v in sorted((r.counts or {}).items())), r.error, r.runner))
+        statuses = tuple((st, int(n)) for st, n in conn.execute(status_q).all())
+        issues = tuple(DecisionIssue(did, aid, agent, cohort, page_path("agent", aid), page_path("cohort", cohort),
+                                     rk, status, error)
+                       for did, aid, agent, cohort, rk, status, error in conn.execute(issue_q).all())
+    return OperationsPage(as_of, engine.dialect.name, tables, runs, errors, jobs, tuple(job_runs), statuses, issues,
+                          limit)
+
+
+__all__ = [
+    "PROVISIONAL_MIN_RESOLVED", "AgentPage", "AgentScore", "Chart", "CohortPage", "IndexPage", "MarketPage",
+    "MethodologyPage", "OperationsPage", "Standings", "agent_contexts", "cohort_contexts", "equity_chart",
+    "index_context", "load_standings", "market_contexts", "methodology_context", "operations_context",
+    "price_chart", "site_market_ids",
+]
