@@ -76,19 +76,21 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     bets["side"] = np.where(is_no, NO, YES)
     bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
 
-    res = latest_resolutions(session).set_index("market_id")
+    res = latest_resolutions(session)
+    kinds = dict(zip(res["market_id"], res["kind"]))
+    payouts = dict(zip(res["market_id"], res["payouts"]))
     outcome_yes, void = [], []
     for mid, outcome in zip(bets["market_id"], bets["outcome"]):
-        if mid not in res.index or res.at[mid, "kind"] == "unresolved":
+        kind = kinds.get(mid)
+        if kind is None or kind == "unresolved":
             outcome_yes.append(np.nan)
             void.append(False)
-        elif res.at[mid, "kind"] == "void":
+        elif kind == "void":
             outcome_yes.append(np.nan)
             void.append(True)
         else:
-            payouts = res.at[mid, "payouts"]
             key = YES if outcome in (YES, NO) else outcome  # the YES payout scores both sides of a binary
-            outcome_yes.append(int(payouts.get(key, 0)) / MICRO)
+            outcome_yes.append(int(payouts[mid].get(key, 0)) / MICRO)
             void.append(False)
     bets["outcome_yes"] = outcome_yes
     bets["void"] = void

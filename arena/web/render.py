@@ -5,6 +5,8 @@ assets — a small stylesheet and a small table sort/filter script — so the si
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -237,63 +239,129 @@ def _write(out: Path, path: str, text: str) -> None:
     target.write_text(text, encoding="utf-8")
 
 
-def render_site(engine: Engine, out_dir: str | Path, as_of: datetime) -> RenderReport:
+class _Forked:
+    """Work done in a forked child process (copy-on-write: it sees everything built so far, nothing is
+    pickled); `join` returns the page counts it reports, or raises if it failed."""
+
+    def __init__(self, work: Callable[[], dict[str, int]]) -> None:
+        self.read_fd, write_fd = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: do the work, report, and leave without running the parent's cleanup
+            os.close(self.read_fd)
+            code = 0
+            try:
+                payload = json.dumps(work()).encode()
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+                payload, code = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode(), 1
+            with os.fdopen(write_fd, "wb") as fh:
+                fh.write(payload)
+            os._exit(code)
+        os.close(write_fd)
+
+    def join(self) -> dict[str, int]:
+        with os.fdopen(self.read_fd, "rb") as fh:
+            data = json.loads(fh.read() or b"{}")
+        _, status = os.waitpid(self.pid, 0)
+        if status != 0 or "error" in data:
+            raise RuntimeError(f"a render process failed: {data.get('error', status)}")
+        return data
+
+
+def _can_fork(engine: Engine) -> bool:
+    """Forking pays on a machine with more than one core, where fork exists, and only for a database a
+    second process can open (not an in-memory SQLite)."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        return False
+    url = engine.url
+    return not (url.get_backend_name() == "sqlite" and (not url.database or url.database == ":memory:"))
+
+
+def _render_pages(out: Path, kind: str, pages: list[tuple[object, object]]) -> dict[str, int]:
+    for key, page in pages:
+        path = page_path(kind, key)
+        _write(out, path, render_page(TEMPLATE[kind], page, path))
+    return {kind: len(pages)}
+
+
+def _market_pages(url: str, out: Path, as_of: datetime) -> dict[str, int]:
+    """Market, methodology and operations pages, from an engine of their own (for a forked child)."""
+    from arena.store.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        counts = _render_pages(out, "market", list(ctx.market_contexts(engine, as_of, None).items()))
+        counts.update(_render_pages(out, "methodology", [(None, ctx.methodology_context(engine))]))
+        counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
+        return counts
+    finally:
+        engine.dispose()
+
+
+def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True) -> RenderReport:
     """Write the whole static site for `as_of` into `out_dir` (created if needed; files are overwritten, and
-    nothing else there is touched). One batched context build per page kind, then one template render per page."""
+    nothing else there is touched). One batched context build per page kind, then one template render per page.
+
+    With `parallel` (and where it pays, see `_can_fork`) the market pages are built and rendered by a forked
+    process while this one builds the leaderboards, and half of the agent pages are rendered by a second one:
+    the two cores of a small server both work. The pages are the same either way."""
     started = time.perf_counter()
     as_of = utc(as_of)
     out = Path(out_dir)
     for sub in ("cohorts", "agents", "markets", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     report = RenderReport(out, as_of)
-    # Files are written by a helper thread while the next pages render (writing releases the GIL).
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="render-write") as writer:
-        pending: list[Future[None]] = []
+    fork = parallel and _can_fork(engine)
+    clock = [time.perf_counter()]
 
-        def emit(kind: str, key: object, page: object) -> None:
-            path = page_path(kind, key)
-            pending.append(writer.submit(_write, out, path, render_page(TEMPLATE[kind], page, path)))
-            report.pages[kind] = report.pages.get(kind, 0) + 1
+    def stage(name: str) -> None:
+        now = time.perf_counter()
+        report.stages[name] = report.stages.get(name, 0.0) + now - clock[0]
+        clock[0] = now
 
-        clock = [time.perf_counter()]
+    def count(counts: dict[str, int]) -> None:
+        for kind, n in counts.items():
+            report.pages[kind] = report.pages.get(kind, 0) + n
 
-        def stage(name: str) -> None:
-            now = time.perf_counter()
-            report.stages[name] = report.stages.get(name, 0.0) + now - clock[0]
-            clock[0] = now
-
-        standings = ctx.load_standings(engine, as_of, None, with_overall=True)
-        stage("standings")
-        index = ctx.index_context(engine, as_of, standings)
-        stage("index context")
-        emit("index", None, index)
-        stage("index render")
-        cohorts = ctx.cohort_contexts(engine, as_of, None, standings)
-        stage("cohort contexts")
-        for name, page in cohorts.items():
-            emit("cohort", name, page)
-        stage("cohort render")
-        agents = ctx.agent_contexts(engine, as_of, None, standings)
-        stage("agent contexts")
-        for aid, apage in agents.items():
-            emit("agent", aid, apage)
-        stage("agent render")
-        del standings, cohorts, agents
-        markets = ctx.market_contexts(engine, as_of, None)
-        stage("market contexts")
-        for mid, mpage in markets.items():
-            emit("market", mid, mpage)
-        stage("market render")
-        emit("methodology", None, ctx.methodology_context(engine))
-        emit("operations", None, ctx.operations_context(engine, as_of))
-        stage("methodology and operations")
-        for name, (_, text) in STATIC.items():
-            pending.append(writer.submit(_write, out, page_path("static", name), text))
-        for f in pending:
-            f.result()  # a failed write fails the render
-        stage("waiting for writes")
+    markets_child = None
+    if fork:  # before any thread exists in this process
+        url = engine.url.render_as_string(hide_password=False)
+        markets_child = _Forked(lambda: _market_pages(url, out, as_of))
+    standings = ctx.load_standings(engine, as_of, None, with_overall=True)
+    stage("standings")
+    count(_render_pages(out, "index", [(None, ctx.index_context(engine, as_of, standings))]))
+    cohorts = ctx.cohort_contexts(engine, as_of, None, standings)
+    stage("index and cohort contexts")
+    count(_render_pages(out, "cohort", list(cohorts.items())))
+    stage("cohort render")
+    agents = list(ctx.agent_contexts(engine, as_of, None, standings).items())
+    stage("agent contexts")
+    if fork:
+        half = len(agents) // 2
+        agents_child = _Forked(lambda: _render_pages(out, "agent", agents[half:]))
+        count(_render_pages(out, "agent", agents[:half]))
+        count(agents_child.join())
+    else:
+        count(_render_pages(out, "agent", agents))
+    stage("agent render")
+    if markets_child is not None:
+        count(markets_child.join())
+        stage("waiting for market pages")
+    else:
+        count(_market_pages_here(engine, out, as_of))
+        stage("market, methodology and operations pages")
+    for name, (_, text) in STATIC.items():
+        _write(out, page_path("static", name), text)
+    report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations")
+                    if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _market_pages_here(engine: Engine, out: Path, as_of: datetime) -> dict[str, int]:
+    counts = _render_pages(out, "market", list(ctx.market_contexts(engine, as_of, None).items()))
+    counts.update(_render_pages(out, "methodology", [(None, ctx.methodology_context(engine))]))
+    counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
+    return counts
 
 
 # --- one page by its path ----------------------------------------------------------------------------------------

@@ -124,3 +124,13 @@ def test_render_command_writes_the_site(db_url, engine, tmp_path, capsys):
     bad = parser.parse_args(["--out", str(tmp_path / "x"), "--db", db_url, "--as-of", "yesterday"])
     assert bad.func(bad) == 2
     assert not Path(tmp_path / "x").exists()
+
+
+def test_parallel_render_writes_exactly_the_sequential_site(sim_arena, tmp_path):
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    a = render_site(engine, tmp_path / "parallel", as_of, parallel=True)
+    b = render_site(engine, tmp_path / "sequential", as_of, parallel=False)
+    assert a.pages == b.pages and a.total_pages > 0
+    files_a = {p.relative_to(tmp_path / "parallel"): p.read_bytes() for p in (tmp_path / "parallel").rglob("*") if p.is_file()}
+    files_b = {p.relative_to(tmp_path / "sequential"): p.read_bytes() for p in (tmp_path / "sequential").rglob("*") if p.is_file()}
+    assert files_a.keys() == files_b.keys() and files_a == files_b
