@@ -175,13 +175,33 @@ def draw_indices(stratum_sizes: Any, n_boot: int, seed: int = 0, *, first_draw: 
     total = int(sizes.sum())
     starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
     width = np.repeat(sizes, sizes).astype(float)
-    out = np.empty((n_boot, total), dtype=np.int64)
+    # floor(u · n_s) is uniform on 0..n_s−1 (to 2^-53): one generator call per draw whatever the strata
+    pick = np.floor(_uniforms(seed, first_draw, n_boot, total) * width).astype(np.int64)
+    return starts + np.minimum(pick, np.maximum(width.astype(np.int64) - 1, 0))
+
+
+_UNIFORM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+_UNIFORM_CACHE_LIMIT = 8_000_000  # doubles kept per entry (64 MB); larger requests are not cached
+
+
+def _uniforms(seed: int, first_draw: int, n_boot: int, total: int) -> np.ndarray:
+    """U[i, :total] = default_rng(SeedSequence(seed, spawn_key=(first_draw + i,))).random(total).
+
+    A generator's first k doubles do not depend on how many are asked for, so the widest matrix computed for a
+    (seed, first_draw, n_boot) serves every narrower request: the many bootstraps of one scoring run (a metric
+    per cohort) create each draw's generator once instead of once per metric."""
+    key = (int(seed), int(first_draw), int(n_boot))
+    cached = _UNIFORM_CACHE.get(key)
+    if cached is not None and cached.shape[1] >= total:
+        return cached[:, :total]
+    u = np.empty((n_boot, total))
     for i in range(n_boot):
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(first_draw + i,)))
-        # floor(u · n_s) is uniform on 0..n_s−1 (to 2^-53): one generator call per draw whatever the strata
-        pick = np.floor(rng.random(total) * width).astype(np.int64)
-        out[i] = starts + np.minimum(pick, np.maximum(width.astype(np.int64) - 1, 0))
-    return out
+        u[i] = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(first_draw + i,))).random(total)
+    if n_boot * total <= _UNIFORM_CACHE_LIMIT:
+        if len(_UNIFORM_CACHE) >= 4:
+            _UNIFORM_CACHE.pop(next(iter(_UNIFORM_CACHE)))
+        _UNIFORM_CACHE[key] = u
+    return u
 
 
 def draw_counts(indices: np.ndarray, n_markets: int) -> np.ndarray:

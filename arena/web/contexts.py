@@ -1306,3 +1306,94 @@ __all__ = [
     "index_context", "load_standings", "market_contexts", "methodology_context", "operations_context",
     "price_chart", "site_market_ids",
 ]
+
+
+# --- statistics pages ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StatsTable:
+    """A table for a statistics page: column keys with labels and filters, rows as dicts of plain values."""
+
+    title: str
+    note: str
+    columns: tuple[tuple[str, str, str], ...]  # key, label, filter name
+    rows: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class StatisticsPage:
+    as_of: datetime
+    cohort: str
+    cohort_href: str
+    n_boot: int
+    min_resolved: int
+    tables: tuple[StatsTable, ...]
+    proxy_validity: Mapping[str, Any]
+    notes: tuple[str, ...]
+
+
+def _records(df: Any, keep: Sequence[str]) -> tuple[Mapping[str, Any], ...]:
+    if df is None or not len(df):
+        return ()
+    cols = [c for c in keep if c in df.columns]
+    return tuple({c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in rec.items()}
+                 for rec in df[cols].to_dict("records"))
+
+
+def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
+    """The statistics page of one cohort from `services.statistics.CohortStatistics` (all numbers computed
+    there; the template only formats)."""
+    summary = st.summary()
+    if len(summary) and "brier_ci_low" in summary.columns:
+        summary = summary.sort_values(["tier", "agent"], na_position="last")
+    tables = [
+        StatsTable("Uncertainty and significance (final scores, resolved bets)",
+                   f"Paired bootstrap over markets, {n_boot} draws; agents in the same tier are not significantly "
+                   f"different (Benjamini–Hochberg, α = 0.05). Provisional: fewer than {st.min_resolved} resolved bets.",
+                   (("agent", "agent", ""), ("tier", "tier", "integer"), ("n_resolved", "resolved", "integer"),
+                    ("brier_ci_low", "Brier 95% low", "number"), ("brier_ci_high", "Brier 95% high", "number"),
+                    ("bss_vs_market_ci_low", "BSS mkt low", "number"), ("bss_vs_market_ci_high", "BSS mkt high", "number"),
+                    ("pnl_ci_low", "P/L low $", "number"), ("pnl_ci_high", "P/L high $", "number"),
+                    ("crowd_proxy_ci_low", "proxy low", "number"), ("crowd_proxy_ci_high", "proxy high", "number"),
+                    ("p_first", "P(first)", "fraction_percent"), ("pct_beat_first", "% mkts beating No. 1", "number"),
+                    ("p_vs_first_adj", "p vs No. 1 (BH)", "number"), ("provisional", "provisional", "")),
+                   _records(summary, ["agent", "tier", "n_resolved", "brier_ci_low", "brier_ci_high",
+                                      "bss_vs_market_ci_low", "bss_vs_market_ci_high", "pnl_ci_low", "pnl_ci_high",
+                                      "crowd_proxy_ci_low", "crowd_proxy_ci_high", "p_first", "pct_beat_first",
+                                      "p_vs_first_adj", "provisional"])),
+        StatsTable("Interim scores — PROVISIONAL",
+                   "Unresolved bets scored against today's market price (seed 002 §3.3); resolved bets against their "
+                   "outcome. These change until every market resolves.",
+                   (("agent", "agent", ""), ("n", "bets", "integer"), ("n_provisional", "scored vs price", "integer"),
+                    ("interim_brier", "interim Brier", "number"), ("interim_brier_stated", "interim stated", "number"),
+                    ("interim_market_brier", "market on same bets", "number"),
+                    ("interim_bss_vs_market", "interim BSS mkt", "number"),
+                    ("market_brier", "market on own resolved bets", "number")),
+                   _records(st.interim, ["agent", "n", "n_provisional", "interim_brier", "interim_brier_stated",
+                                         "interim_market_brier", "interim_bss_vs_market", "market_brier"])),
+        StatsTable("Calibration of stated forecasts",
+                   "Forecast-set probabilities on resolved markets, 10 equal-width bins: expected calibration error "
+                   "and the Murphy decomposition (Brier = reliability − resolution + uncertainty + within-bin terms).",
+                   (("group", "agent", ""), ("n", "forecasts", "integer"), ("brier", "Brier", "number"),
+                    ("ece", "ECE", "number"), ("reliability", "reliability", "number"),
+                    ("resolution", "resolution", "number"), ("uncertainty", "uncertainty", "number")),
+                   _records(st.murphy, ["group", "n", "brier", "ece", "reliability", "resolution", "uncertainty"])),
+        StatsTable("Reliability diagram data",
+                   "Per agent and bin: how many forecasts, their mean, and how often YES happened.",
+                   (("group", "agent", ""), ("bin", "bin", "integer"), ("lo", "from", "number"), ("hi", "to", "number"),
+                    ("count", "forecasts", "integer"), ("mean_forecast", "mean forecast", "number"),
+                    ("observed_freq", "observed YES", "number")),
+                   tuple(r for r in _records(st.reliability, ["group", "bin", "lo", "hi", "count", "mean_forecast",
+                                                              "observed_freq"]) if r.get("count"))),
+        StatsTable("Consistency",
+                   "Multi-outcome groups: mean |Σ stated P − 1|. Two-member exclusive groups: seed 003's negation "
+                   "violation (threshold 0.01). Named outcomes bet on: seed 004's S′.",
+                   (("agent", "agent", ""), ("n_groups", "groups", "integer"), ("sum_deviation", "|Σp − 1|", "number"),
+                    ("n_pairs", "negation pairs", "integer"), ("negation_violation_rate", "violation rate", "number"),
+                    ("n_answers", "answers", "integer"), ("s_prime", "S′", "number")),
+                   _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
+                                             "n_answers", "s_prime"])),
+    ]
+    notes = tuple(dict.fromkeys(n for res in st.bootstrap.values() for n in getattr(res, "notes", ())))
+    return StatisticsPage(as_of, st.cohort, "", n_boot, st.min_resolved, tuple(tables),
+                          dict(st.proxy_validity or {}), notes)

@@ -50,6 +50,8 @@ def page_path(endpoint: str, key: object = None) -> str:
         return f"{endpoint}.html"
     if endpoint == "cohort":
         return f"cohorts/{slug(str(key))}.html"
+    if endpoint == "statistics":
+        return f"cohorts/{slug(str(key))}-statistics.html"
     if endpoint == "agent":
         return f"agents/{int(key)}.html"  # type: ignore[call-overload]
     if endpoint == "market":
@@ -193,6 +195,7 @@ FILTERS = {
     "shares": shares,
     "dt": dt,
     "date": date,
+    "slug": slug,
 }
 
 

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +30,10 @@ TEMPLATE = {
     "market": "market.html",
     "methodology": "methodology.html",
     "operations": "operations.html",
+    "statistics": "statistics.html",
 }
+
+STATISTICS_DRAWS = 1000
 
 SITE_CSS = """\
 /* arena site styles: no external fonts or assets; readable on a phone. */
@@ -283,21 +286,40 @@ def _render_pages(out: Path, kind: str, pages: list[tuple[object, object]]) -> d
     return {kind: len(pages)}
 
 
-def _market_pages(url: str, out: Path, as_of: datetime) -> dict[str, int]:
-    """Market, methodology and operations pages, from an engine of their own (for a forked child)."""
+def _market_pages(url: str, out: Path, as_of: datetime, statistics: str) -> dict[str, int]:
+    """Market, methodology, operations and statistics pages, from an engine of their own (a forked child)."""
     from arena.store.engine import make_engine
 
     engine = make_engine(url)
     try:
-        counts = _render_pages(out, "market", list(ctx.market_contexts(engine, as_of, None).items()))
-        counts.update(_render_pages(out, "methodology", [(None, ctx.methodology_context(engine))]))
-        counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
-        return counts
+        return _market_pages_here(engine, out, as_of, statistics)
     finally:
         engine.dispose()
 
 
-def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True) -> RenderReport:
+def statistics_pages(engine: Engine, out: Path, as_of: datetime, statistics: str = "open") -> dict[str, int]:
+    """Each cohort's statistics page. "all" recomputes every cohort; "open" only open cohorts and cohorts whose
+    page is missing (a completed cohort's facts no longer change, so its page stays valid); "none" skips."""
+    if statistics == "none":
+        return {}
+    from arena.services.statistics import cohort_statistics
+
+    with engine.connect() as conn:
+        rows = conn.execute(select(CohortRow.name, CohortRow.status)).all()
+    names = [n for n, status in rows
+             if statistics == "all" or status == "open" or not (out / page_path("statistics", n)).exists()]
+    if not names:
+        return {"statistics": 0}
+    stats = cohort_statistics(engine, as_of, names, n_boot=STATISTICS_DRAWS)
+    pages = []
+    for name, st in stats.items():
+        page = ctx.statistics_context(as_of, st, STATISTICS_DRAWS)
+        pages.append((name, replace(page, cohort_href=page_path("cohort", name))))
+    return _render_pages(out, "statistics", pages)
+
+
+def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True,
+                statistics: str = "open") -> RenderReport:
     """Write the whole static site for `as_of` into `out_dir` (created if needed; files are overwritten, and
     nothing else there is touched). One batched context build per page kind, then one template render per page.
 
@@ -325,7 +347,7 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
     markets_child = None
     if fork:  # before any thread exists in this process
         url = engine.url.render_as_string(hide_password=False)
-        markets_child = _Forked(lambda: _market_pages(url, out, as_of))
+        markets_child = _Forked(lambda: _market_pages(url, out, as_of, statistics))
     standings = ctx.load_standings(engine, as_of, None, with_overall=True)
     stage("standings")
     count(_render_pages(out, "index", [(None, ctx.index_context(engine, as_of, standings))]))
@@ -347,20 +369,21 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
         count(markets_child.join())
         stage("waiting for market pages")
     else:
-        count(_market_pages_here(engine, out, as_of))
+        count(_market_pages_here(engine, out, as_of, statistics))
         stage("market, methodology and operations pages")
     for name, (_, text) in STATIC.items():
         _write(out, page_path("static", name), text)
-    report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations")
-                    if k in report.pages}
+    report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations",
+                                                 "statistics") if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _market_pages_here(engine: Engine, out: Path, as_of: datetime) -> dict[str, int]:
+def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: str) -> dict[str, int]:
     counts = _render_pages(out, "market", list(ctx.market_contexts(engine, as_of, None).items()))
     counts.update(_render_pages(out, "methodology", [(None, ctx.methodology_context(engine))]))
     counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
+    counts.update(statistics_pages(engine, out, as_of, statistics))
     return counts
 
 
@@ -444,6 +467,16 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
             return None
         page = ctx.agent_contexts(engine, as_of, [int(key)]).get(int(key))
         kind = "agent"
+    elif folder == "cohorts" and key.endswith("-statistics"):
+        name = _cohort_name(engine, key[: -len("-statistics")])
+        if name is None:
+            return None
+        from arena.services.statistics import cohort_statistics
+
+        st = cohort_statistics(engine, as_of, [name], n_boot=STATISTICS_DRAWS).get(name)
+        page = (replace(ctx.statistics_context(as_of, st, STATISTICS_DRAWS), cohort_href=page_path("cohort", name))
+                if st is not None else None)
+        kind = "statistics"
     elif folder == "cohorts":
         name = _cohort_name(engine, key)
         page = ctx.cohort_contexts(engine, as_of, [name]).get(name) if name is not None else None

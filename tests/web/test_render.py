@@ -46,11 +46,13 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
         markets = {r[0] for r in s.execute(union(select(FillRow.market_id), select(ForecastRow.market_id))).all()}
     expected = {"index.html", "methodology.html", "operations.html"}
     expected |= {page_path("cohort", c) for c in cohorts} | {page_path("agent", a) for a in agents}
+    expected |= {page_path("statistics", c) for c in cohorts}
     expected |= {page_path("market", m) for m in markets}
     written = {str(p.relative_to(out)) for p in out.rglob("*.html")}
     assert written == expected
     assert report.total_pages == len(expected)
-    assert report.pages == {"index": 1, "cohort": len(cohorts), "agent": len(agents), "market": len(markets),
+    assert report.pages == {"index": 1, "cohort": len(cohorts), "statistics": len(cohorts), "agent": len(agents),
+                            "market": len(markets),
                             "methodology": 1, "operations": 1}
     assert (out / "static" / "site.css").is_file() and (out / "static" / "sort.js").is_file()
 
@@ -134,3 +136,31 @@ def test_parallel_render_writes_exactly_the_sequential_site(sim_arena, tmp_path)
     files_a = {p.relative_to(tmp_path / "parallel"): p.read_bytes() for p in (tmp_path / "parallel").rglob("*") if p.is_file()}
     files_b = {p.relative_to(tmp_path / "sequential"): p.read_bytes() for p in (tmp_path / "sequential").rglob("*") if p.is_file()}
     assert files_a.keys() == files_b.keys() and files_a == files_b
+
+
+def test_statistics_pages_show_the_services_numbers_and_are_linked(sim_arena, tmp_path):
+    from arena.services.statistics import cohort_statistics
+    from arena.web.env import number
+    from arena.web.render import STATISTICS_DRAWS
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    out = tmp_path / "site"
+    report = render_site(engine, out, as_of, statistics="all")
+    stats = cohort_statistics(engine, as_of, n_boot=STATISTICS_DRAWS)
+    assert report.pages["statistics"] == len(stats) > 0
+    for name, st in stats.items():
+        html = (out / page_path("statistics", name)).read_text()
+        assert "PROVISIONAL" in html and "<script>alert" not in html
+        cohort_html = (out / page_path("cohort", name)).read_text()
+        assert page_path("statistics", name).split("/")[-1] in cohort_html
+        for rec in st.summary().to_dict("records"):
+            if rec.get("brier_ci_low") == rec.get("brier_ci_low"):  # not NaN
+                assert number(rec["brier_ci_low"]) in html and number(rec["brier_ci_high"]) in html
+    # "open" mode keeps a completed cohort's page and recomputes only what may change
+    page = out / page_path("statistics", next(iter(stats)))
+    page.write_text("kept")
+    again = render_site(engine, out, as_of, statistics="open")
+    with Session(engine) as s:
+        open_names = set(s.scalars(select(CohortRow.name).where(CohortRow.status == "open")))
+    assert again.pages.get("statistics", 0) == len(open_names)
+    assert (page.read_text() == "kept") == (next(iter(stats)) not in open_names)
