@@ -58,26 +58,7 @@ def _market_fields(m: Market) -> dict:
 
 def upsert_market(session: Session, market: Market, now: datetime, extra: dict | None = None) -> bool:
     """Insert or update `market`; returns True when anything changed (so a repeated sync changes nothing)."""
-    row = session.get(MarketRow, market.id)
-    fields = _market_fields(market)
-    if extra is not None:
-        fields["extra"] = extra
-    if row is None:
-        fields.setdefault("extra", {})
-        session.add(MarketRow(id=market.id, first_seen_at=now, updated_at=now, **fields))
-        return True
-    changed = False
-    for k, v in fields.items():
-        old = getattr(row, k)
-        if k == "close_time" and old is not None:
-            old = utc(old)
-        if old != v:
-            setattr(row, k, v)
-            changed = True
-    if changed:
-        row.updated_at = now
-        session.add(row)
-    return changed
+    return upsert_markets(session, [market], now, {market.id: extra} if extra is not None else None) == 1
 
 
 def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
@@ -142,27 +123,7 @@ def markets_by_id(session: Session, ids: Iterable[str] | None = None) -> dict[st
 def add_quote(session: Session, quote: Quote, fetched_at: datetime) -> int:
     """Append the quote's prices as snapshots; a snapshot already stored (same market, outcome, observed_at,
     source) is skipped. Returns how many rows were added."""
-    added = 0
-    existing = set(
-        session.scalars(
-            select(PriceSnapshotRow.outcome).where(
-                PriceSnapshotRow.market_id == quote.market_id,
-                PriceSnapshotRow.observed_at == quote.observed_at,
-                PriceSnapshotRow.source == quote.source,
-            )
-        )
-    )
-    for outcome, price in quote.prices.items():
-        if outcome in existing:
-            continue
-        session.add(PriceSnapshotRow(
-            market_id=quote.market_id, outcome=outcome, price_ppm=price.ppm,
-            bid_ppm=quote.bid.ppm if quote.bid is not None and outcome == YES else None,
-            ask_ppm=quote.ask.ppm if quote.ask is not None and outcome == YES else None,
-            observed_at=quote.observed_at, fetched_at=quote.fetched_at or fetched_at, source=quote.source,
-        ))
-        added += 1
-    return added
+    return add_quotes(session, [quote], fetched_at)
 
 
 def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime) -> int:
@@ -303,25 +264,10 @@ def record_resolution(session: Session, market_id: str, resolution: Resolution |
     `resolution=None` means the venue shows the market unresolved: recorded (kind "unresolved") only if a
     resolution had been recorded before, so an un-resolution is noticed. Returns the new version or None.
     """
-    latest = latest_resolution_row(session, market_id)
-    if latest is not None:
-        current = resolution_from_row(latest)
-        if resolution is None and current is None:
-            return None
-        if resolution is not None and current is not None and current.same_as(resolution):
-            return None
-    elif resolution is None:
+    if record_resolutions(session, [(market_id, resolution)], now) == 0:
         return None
-    version = (latest.version if latest else 0) + 1
-    if resolution is None:
-        row = ResolutionRow(market_id=market_id, version=version, kind="unresolved", payouts={},
-                            resolved_at=None, recorded_at=now, source="unresolved")
-    else:
-        row = ResolutionRow(market_id=market_id, version=version, kind=resolution.kind.value,
-                            payouts={k: p.ppm for k, p in resolution.payouts.items()},
-                            resolved_at=resolution.resolved_at, recorded_at=now, source=resolution.source)
-    session.add(row)
-    return version
+    latest = latest_resolution_row(session, market_id)
+    return latest.version if latest is not None else None
 
 
 # --- fills -----------------------------------------------------------------------------------------------

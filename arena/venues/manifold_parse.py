@@ -38,6 +38,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from arena.domain.market import NO, YES, Market, MarketKind, MarketStatus, Quote, Resolution, ResolutionKind
+from arena.venues.fields import bool_field as _bool
+from arena.venues.fields import text_field as _str
 from arena.errors import ParseError
 from arena.money import MoneyError, Price
 from arena.venues import PricePoint, UnsupportedMarket
@@ -73,26 +75,8 @@ def _require_mapping(raw: object, what: str) -> Mapping[str, Any]:
     return raw
 
 
-def _str(raw: Mapping[str, Any], key: str, *, required: bool = False) -> str:
-    value = raw.get(key)
-    if value is None:
-        if required:
-            raise ParseError("missing", field=key)
-        return ""
-    if not isinstance(value, str):
-        raise ParseError(f"expected a string, got {type(value).__name__}", field=key)
-    if required and not value.strip():
-        raise ParseError("empty", field=key)
-    return value
 
 
-def _bool(raw: Mapping[str, Any], key: str) -> bool | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise ParseError(f"expected a boolean, got {value!r}", field=key)
-    return value
 
 
 def _float(raw: Mapping[str, Any], key: str) -> float | None:

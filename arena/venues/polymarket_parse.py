@@ -47,6 +47,8 @@ from typing import Any
 
 from arena.domain.book import OrderBook
 from arena.domain.market import NO, YES, Market, MarketKind, MarketStatus, Quote, Resolution
+from arena.venues.fields import bool_field as _bool
+from arena.venues.fields import text_field as _text
 from arena.errors import ParseError
 from arena.money import MICRO, MoneyError, Price, parse_decimal_price
 from arena.venues import PricePoint, UnsupportedMarket
@@ -109,26 +111,8 @@ def _id(raw: Mapping[str, Any], key: str, *, required: bool = True) -> str:
     return str(value).strip()
 
 
-def _text(raw: Mapping[str, Any], key: str, *, required: bool = False) -> str:
-    value = raw.get(key)
-    if value is None:
-        if required:
-            raise ParseError("missing", field=key)
-        return ""
-    if not isinstance(value, str):
-        raise ParseError(f"expected a string, got {type(value).__name__}", field=key)
-    if required and not value.strip():
-        raise ParseError("empty", field=key)
-    return value
 
 
-def _bool(raw: Mapping[str, Any], key: str) -> bool | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise ParseError(f"expected a boolean, got {value!r}", field=key)
-    return value
 
 
 def _number(raw: Mapping[str, Any], key: str) -> float | None:
