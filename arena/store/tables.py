@@ -148,7 +148,11 @@ class FillRow(SQLModel, table=True):
     """The only money facts. Append-only (database triggers); `key` unique, so no fill is recorded twice."""
 
     __tablename__ = "fills"
-    __table_args__ = (Index("ix_fill_agent_market", "agent_id", "market_id", "outcome"),)
+    __table_args__ = (
+        Index("ix_fill_agent_market", "agent_id", "market_id", "outcome"),
+        # covers the position fold (mark to market, settlement, scoring) without touching the table
+        Index("ix_fill_position_fold", "cohort_id", "agent_id", "market_id", "outcome", "shares", "cost_micros"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     key: str = Field(unique=True, max_length=300)
