@@ -106,3 +106,23 @@ def test_hold_responder_drives_a_whole_cohort_of_llm_agents(engine, standin):
     name, _ = start_current_cohort(engine, SUNDAY, config(standin.base_url))
     out = decision_round(engine, SUNDAY + timedelta(minutes=5), config(standin.base_url), {"ARENA_TEST_KEY": "k"})
     assert {o.agent: o.status for o in out[name]}["model-a"] == "hold"
+
+
+def test_demo_llm_adds_configured_agents_and_explains_missing_keys(standin, tmp_path, db_url, capsys, monkeypatch):
+    from arena.cli import main
+
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text(f'[[agents]]\nname = "model-a"\nmodel = "vendor/model-a"\nbase_url = "{standin.base_url}"\n'
+                   f'api_key_env = "ARENA_DEMO_KEY"\n')
+    small = ["demo", "--seed", "4", "--cohorts", "1", "--decision-weeks", "1", "--markets-per-week", "8",
+             "--llm", "--config", str(cfg), "--db", db_url]
+    monkeypatch.delenv("ARENA_DEMO_KEY", raising=False)
+    assert main(small) == 2
+    err = capsys.readouterr().err
+    assert "model-a" in err and "export ARENA_DEMO_KEY" in err
+    standin.default = hold_responder(0.5)
+    monkeypatch.setenv("ARENA_DEMO_KEY", "demo-secret")
+    assert main(small) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith("model-a ") for line in out.splitlines())  # a leaderboard row for the model
+    assert standin.requests and "demo-secret" not in out
