@@ -24,7 +24,7 @@ from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, FillRow, PortfolioSnapshotRow, PriceSnapshotRow
 
 
-def _frame(rows: Sequence[Sequence[object]], columns: list[str]) -> pd.DataFrame:
+def rows_frame(rows: Sequence[Sequence[object]], columns: list[str]) -> pd.DataFrame:
     """A DataFrame built column-wise: about 20× faster than from SQLAlchemy Row objects."""
     cols = list(zip(*rows)) if rows else [()] * len(columns)
     return pd.DataFrame({c: list(v) for c, v in zip(columns, cols)})
@@ -61,7 +61,7 @@ def position_frame(session: Session, cohort_ids: Sequence[int]) -> pd.DataFrame:
         .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         .having(func.sum(FillRow.shares) > 0)
     )
-    df = _frame(_raw_rows(session, q), ["agent_id", "market_id", "outcome", "shares", "cost"])
+    df = rows_frame(_raw_rows(session, q), ["agent_id", "market_id", "outcome", "shares", "cost"])
     return df.astype({"agent_id": "int64", "shares": "int64", "cost": "int64"})
 
 
@@ -79,7 +79,7 @@ def cash_frame(session: Session, cohort_ids: Sequence[int]) -> pd.DataFrame:
         .outerjoin(fills, fills.c.agent_id == AgentRow.id)
         .where(AgentRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
     )
-    df = _frame(session.connection().execute(q).all(), ["agent_id", "cohort_id", "start", "delta"])
+    df = rows_frame(session.connection().execute(q).all(), ["agent_id", "cohort_id", "start", "delta"])
     df["delta"] = df["delta"].fillna(0).astype("int64")
     df["cash"] = df["start"].astype("int64") + df["delta"]
     return df
@@ -104,7 +104,7 @@ def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) ->
               & (PriceSnapshotRow.outcome == latest.c.outcome) & (PriceSnapshotRow.observed_at == latest.c.t))
         .where(PriceSnapshotRow.fetched_at <= as_of)
     )
-    df = _frame(session.connection().execute(q).all(), ["market_id", "outcome", "price_ppm", "id"])
+    df = rows_frame(session.connection().execute(q).all(), ["market_id", "outcome", "price_ppm", "id"])
     # Two sources observed at the same instant: the later-recorded one wins, deterministically.
     df = df.sort_values("id").drop_duplicates(["market_id", "outcome"], keep="last")
     return df[["market_id", "outcome", "price_ppm"]]

@@ -15,7 +15,7 @@ from sqlmodel import Session
 from arena.domain.market import NO, YES
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
+from arena.services.mark import rows_frame, cash_frame, position_frame, price_frame, value_positions
 from arena.store.tables import (
     AgentRow,
     CohortRow,
@@ -29,9 +29,6 @@ from arena.store.tables import (
 SCORING_VERSION = "scoring-1"
 
 
-def _frame(rows, columns: list[str]) -> pd.DataFrame:  # type: ignore[no-untyped-def]
-    cols = list(zip(*rows)) if rows else [()] * len(columns)
-    return pd.DataFrame({c: list(v) for c, v in zip(columns, cols)})
 
 
 def latest_resolutions(session: Session) -> pd.DataFrame:
@@ -42,7 +39,7 @@ def latest_resolutions(session: Session) -> pd.DataFrame:
         select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.payouts)
         .join(latest, (ResolutionRow.market_id == latest.c.market_id) & (ResolutionRow.version == latest.c.v))
     ).all()
-    return _frame(rows, ["market_id", "kind", "payouts"])
+    return rows_frame(rows, ["market_id", "kind", "payouts"])
 
 
 def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.DataFrame:
@@ -64,7 +61,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     )
     if cohort_ids is not None:
         q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-    bets = _frame(session.connection().execute(q).all(),
+    bets = rows_frame(session.connection().execute(q).all(),
                   ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
                    "decision_id", "market_kind", "at"])
     if bets.empty:
@@ -95,7 +92,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     bets["outcome_yes"] = outcome_yes
     bets["void"] = void
 
-    stated = _frame(session.connection().execute(
+    stated = rows_frame(session.connection().execute(
         select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability)
         .where(ForecastRow.source == "bet")).all(), ["decision_id", "market_id", "stated_probability"])
     bets = bets.merge(stated, on=["decision_id", "market_id"], how="left")
@@ -129,7 +126,7 @@ def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
         .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
     ).all()
-    df = _frame(rows, ["cohort", "agent", "market_id", "round", "probability"])
+    df = rows_frame(rows, ["cohort", "agent", "market_id", "round", "probability"])
     df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
     return df[["cohort", "agent", "question", "probability"]]
 

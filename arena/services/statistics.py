@@ -24,7 +24,7 @@ from arena.scoring.proxy import aggregate_rows
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
 from arena.services.mark import price_frame
-from arena.services.score import _frame, bets_frame, latest_resolutions
+from arena.services.score import rows_frame, bets_frame, latest_resolutions
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow
 
 DEFAULT_MIN_RESOLVED = 20  # fewer resolved bets than this and an agent-cohort is listed as provisional
@@ -85,7 +85,7 @@ def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .join(MarketRow, MarketRow.id == ForecastRow.market_id)
         .where(DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
     ).all()
-    df = _frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
+    df = rows_frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
                        "group_id"])
     res = latest_resolutions(session).set_index("market_id")
     outcome, winner = [], []
@@ -115,7 +115,7 @@ def _answers(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .where(FillRow.kind == "buy", MarketRow.kind == "multi",
                FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
     ).all()
-    df = _frame(rows, ["cohort", "agent", "market_id", "answer", "q"])
+    df = rows_frame(rows, ["cohort", "agent", "market_id", "answer", "q"])
     res = latest_resolutions(session).set_index("market_id")
     df["resolved_answer"] = [
         next((k for k, v in res.at[m, "payouts"].items() if int(v) == MICRO), None)
@@ -132,7 +132,7 @@ def _pnl_by_market(session: Session, cohort_ids: list[int], names: dict[int, str
         .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
         .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)
     ).all()
-    df = _frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
+    df = rows_frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
     df = df[df["shares"] == 0] if len(df) else df
     return pd.DataFrame({"cohort": df["cohort_id"].map(names), "agent": df["agent"], "market_id": df["market_id"],
                          "pnl": df["cash"].astype(float) / MICRO})
