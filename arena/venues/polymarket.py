@@ -141,25 +141,35 @@ class PolymarketClient:
         return cls(VenueHTTP(transport=transport, **http_options), clock=clock)
 
     # ------------------------------------------------------------------------------------------- Gamma, raw
+    def _offset_page(self, path: str, what: str, allowed: Any, limit: int, offset: int,
+                     filters: dict[str, Any]) -> list[Any]:
+        """One offset page of a Gamma listing (a JSON array)."""
+        _check_page(limit, offset)
+        _check_filters(filters, allowed, path)
+        body = self.http.get_json(f"{self.gamma_url}{path}", {"limit": limit, "offset": offset, **filters})
+        if not isinstance(body, list):
+            raise ParseError(f"expected an array, got {type(body).__name__}", field=what)
+        return body
+
+    def _keyset_page(self, path: str, what: str, allowed: Any, limit: int, after_cursor: str | None,
+                     filters: dict[str, Any]) -> tuple[list[Any], str | None]:
+        """One keyset page of a Gamma listing → (rows, next_cursor or None)."""
+        _check_page(limit)
+        _check_filters(filters, allowed, f"{path}/keyset")
+        body = self.http.get_json(f"{self.gamma_url}{path}/keyset",
+                                  {"limit": limit, "after_cursor": after_cursor, **filters})
+        if not isinstance(body, Mapping) or not isinstance(body.get(what), list):
+            raise ParseError(f"expected {{{what}: [...], next_cursor}}", field=what)
+        return list(body[what]), parse_keyset_cursor(body)
+
     def get_markets_page(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Any]:
         """One ``GET /markets`` page (a JSON array). ``filters`` use Gamma's names (``closed=True``, ``order=…``)."""
-        _check_page(limit, offset)
-        _check_filters(filters, _COMMON_MARKET_FILTERS, "/markets")
-        body = self.http.get_json(f"{self.gamma_url}/markets", {"limit": limit, "offset": offset, **filters})
-        if not isinstance(body, list):
-            raise ParseError(f"expected an array, got {type(body).__name__}", field="markets")
-        return body
+        return self._offset_page("/markets", "markets", _COMMON_MARKET_FILTERS, limit, offset, filters)
 
     def get_markets_keyset_page(self, *, limit: int = 100, after_cursor: str | None = None,
                                 **filters: Any) -> tuple[list[Any], str | None]:
         """One ``GET /markets/keyset`` page → (rows, next_cursor or None)."""
-        _check_page(limit)
-        _check_filters(filters, _COMMON_MARKET_FILTERS, "/markets/keyset")
-        body = self.http.get_json(f"{self.gamma_url}/markets/keyset",
-                                  {"limit": limit, "after_cursor": after_cursor, **filters})
-        if not isinstance(body, Mapping) or not isinstance(body.get("markets"), list):
-            raise ParseError("expected {markets: [...], next_cursor}", field="markets")
-        return list(body["markets"]), parse_keyset_cursor(body)
+        return self._keyset_page("/markets", "markets", _COMMON_MARKET_FILTERS, limit, after_cursor, filters)
 
     def iter_markets(self, *, page_size: int = 100, **filters: Any) -> Iterator[Any]:
         """Every market matching ``filters``: offset pages up to offset 2000, then keyset pages (deduped by id)."""
@@ -170,22 +180,11 @@ class PolymarketClient:
         return self.http.get_json(f"{self.gamma_url}/markets/{native_id}", {"include_tag": include_tag})
 
     def get_events_page(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Any]:
-        _check_page(limit, offset)
-        _check_filters(filters, _COMMON_EVENT_FILTERS, "/events")
-        body = self.http.get_json(f"{self.gamma_url}/events", {"limit": limit, "offset": offset, **filters})
-        if not isinstance(body, list):
-            raise ParseError(f"expected an array, got {type(body).__name__}", field="events")
-        return body
+        return self._offset_page("/events", "events", _COMMON_EVENT_FILTERS, limit, offset, filters)
 
     def get_events_keyset_page(self, *, limit: int = 100, after_cursor: str | None = None,
                                **filters: Any) -> tuple[list[Any], str | None]:
-        _check_page(limit)
-        _check_filters(filters, _COMMON_EVENT_FILTERS, "/events/keyset")
-        body = self.http.get_json(f"{self.gamma_url}/events/keyset",
-                                  {"limit": limit, "after_cursor": after_cursor, **filters})
-        if not isinstance(body, Mapping) or not isinstance(body.get("events"), list):
-            raise ParseError("expected {events: [...], next_cursor}", field="events")
-        return list(body["events"]), parse_keyset_cursor(body)
+        return self._keyset_page("/events", "events", _COMMON_EVENT_FILTERS, limit, after_cursor, filters)
 
     def iter_events(self, *, page_size: int = 100, **filters: Any) -> Iterator[Any]:
         yield from self._iter_listing("/events", "events", _COMMON_EVENT_FILTERS, page_size, filters)
