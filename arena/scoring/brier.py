@@ -18,6 +18,10 @@ MAX_BET_FRACTION = 0.25  # seed 001: the maximum bet is 25 % of cash, and a maxi
 RANDOM_BRIER = 0.25  # Brier of the always-50 % forecaster on a binary outcome
 BAND_DECIMALS = 9  # values are rounded this far before banding so float noise (0.1000000000002) never flips a band
 NA_BAND = "n/a"
+# BSS vs market divides by the market's Brier: below this floor there is nothing meaningful to divide by (a market
+# priced 0.9995 on an outcome that happens scores ~0), so the value is NaN with a reason instead of −4,517.
+BSS_MARKET_FLOOR = 0.01
+BSS_MARKET_MIN = 1.0 - 1.0 / BSS_MARKET_FLOOR  # so bss_vs_market always lies in [−99, 1]
 
 ArrayLike = Any
 
@@ -138,11 +142,20 @@ def brier_skill_score(bs: ArrayLike, bs_ref: ArrayLike) -> Any:
     return _scalar_or_array(out, bs)
 
 
+def guarded_skill_vs_market(bs: ArrayLike, bs_market: ArrayLike) -> Any:
+    """1 − BS / BS_market where the market's Brier is at least BSS_MARKET_FLOOR, else NaN: the one guard every
+    "skill vs the market" cell goes through, so none prints −4,517 (the value lies in [BSS_MARKET_MIN, 1])."""
+    m = _floats(bs_market)
+    with np.errstate(invalid="ignore"):
+        m = np.where(m >= BSS_MARKET_FLOOR, m, np.nan)
+    return brier_skill_score(bs, m)
+
+
 @metric(
     "bss_vs_0_25",
     higher_is_better=True,
     description="Brier skill score against the always-50 % forecaster (reference Brier 0.25)",
-    unit="unitless, ≤ 1",
+    unit="unitless, -3..1",
 )
 def bss_vs_random(f_yes: ArrayLike, outcome: ArrayLike) -> float:
     """1 − BS / 0.25. The reference is the constant 0.25 even for fractional outcomes, as in seed 001."""
@@ -152,20 +165,22 @@ def bss_vs_random(f_yes: ArrayLike, outcome: ArrayLike) -> float:
 @metric(
     "bss_vs_market",
     higher_is_better=True,
-    description="Brier skill score against the market's YES price at the time of each bet, on the same bets",
-    unit="unitless, ≤ 1",
+    description="Brier skill score against the market's YES price on the same questions; NaN if its Brier < 0.01",
+    unit="unitless, -99..1",
 )
 def bss_vs_market(f_yes: ArrayLike, price_yes: ArrayLike, outcome: ArrayLike) -> float:
     """1 − BS(agent) / BS(market price) over the bets where forecast, price and outcome are all known.
 
     Both Briers use exactly the same bets so the comparison is like for like. NaN when there are none or when the
-    market's Brier is 0 (a perfect reference leaves no skill to measure).
+    market's Brier is below BSS_MARKET_FLOOR (a near-perfect reference leaves nothing to divide by), so the value
+    lies in [1 − 1/BSS_MARKET_FLOOR, 1] = [−99, 1].
     """
     f, q, o = np.broadcast_arrays(_floats(f_yes), _floats(price_yes), _floats(outcome))
     keep = ~(np.isnan(f) | np.isnan(q) | np.isnan(o))
     if not keep.any():
         return float("nan")
-    return float(brier_skill_score(brier_score(f[keep], o[keep]), brier_score(q[keep], o[keep])))
+    ref = brier_score(q[keep], o[keep])
+    return float(brier_skill_score(brier_score(f[keep], o[keep]), ref)) if ref >= BSS_MARKET_FLOOR else float("nan")
 
 
 def _bands(values: ArrayLike, classify: Any) -> Any:
@@ -213,6 +228,8 @@ def return_band(return_pct: ArrayLike) -> Any:
 
 
 __all__ = [
+    "BSS_MARKET_FLOOR",
+    "BSS_MARKET_MIN",
     "MAX_BET_FRACTION",
     "NA_BAND",
     "RANDOM_BRIER",

@@ -13,6 +13,8 @@ only numpy, pandas and the registry.
   V(0.5, 0.6) ≈ 0.0102; it is +inf when both are 0 or both are 1 (unbounded arbitrage under the log score).
 - S′ (seed 004, Appendix A): an agent that picks one answer y with probability q on a multi-outcome question is
   scored S′ = 1 − (q − 1)² if y is the resolved answer and −q² otherwise; in [−1, 1], higher is better, 0 for q = 0.
+  A complete exclusive group of binary markets is such a question: `group_answers` takes the member the agent
+  gave the highest P(YES) as its answer and that probability as q.
 """
 
 from __future__ import annotations
@@ -189,6 +191,52 @@ def s_prime(correct: Any, q: Any) -> Any:
     return out.item() if np.ndim(out) == 0 else out
 
 
+def group_answers(
+    forecasts: pd.DataFrame,
+    *,
+    agent: str = "agent",
+    group: str = "group",
+    market: str = "market_id",
+    probability: str = "probability",
+    outcome: str = "outcome_yes",
+    group_size: str = "group_size",
+) -> pd.DataFrame:
+    """Seed 004's answers on complete exclusive groups of binary markets: one row per (agent, group) whose
+    forecasts cover all `group_size` members — `answer` (the member given the highest stated P(YES); ties go
+    to the smallest member id), `q` (that probability) and `resolved_answer` (the member that resolved YES,
+    when every member has resolved to 0 or 1 and exactly one to 1; else None, and `answer_scores` skips it).
+
+    forecasts: one row per (agent, group, member) with P(YES) and the member's resolved YES value (NaN while
+    unresolved or void). Output columns: agent, group, answer, q, resolved_answer.
+    """
+    _require(forecasts, [agent, group, market, probability, outcome, group_size], "forecasts")
+    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "group": forecasts[group].to_numpy(),
+                          "market": forecasts[market].astype(str).to_numpy(),
+                          "p": _probabilities(forecasts[probability].to_numpy(dtype=float), probability),
+                          "y": pd.to_numeric(forecasts[outcome]).to_numpy(dtype=float),
+                          "size": pd.to_numeric(forecasts[group_size]).to_numpy(dtype=float)})
+    frame = frame[~np.isnan(frame["p"].to_numpy())].drop_duplicates(["agent", "group", "market"])
+    columns = ["agent", "group", "answer", "q", "resolved_answer"]
+    if not len(frame):
+        return pd.DataFrame(columns=columns)
+    n = frame.groupby(["agent", "group"])["market"].transform("size").to_numpy()
+    frame = frame[n >= frame["size"].to_numpy()]
+    if not len(frame):
+        return pd.DataFrame(columns=columns)
+    # The answer: highest probability first, then the smallest id (a stable, documented tie-break).
+    best = frame.sort_values(["agent", "group", "p", "market"], ascending=[True, True, False, True])
+    best = best.drop_duplicates(["agent", "group"])
+    # The resolved answer is a property of the group, the same for every agent that covered it.
+    y = frame.drop_duplicates(["group", "market"])
+    decided = y.groupby("group").agg(known=("y", lambda v: bool(np.isin(v, (0.0, 1.0)).all())),
+                                     wins=("y", lambda v: int((v == 1.0).sum())))
+    winners = y[y["y"] == 1.0].drop_duplicates("group").set_index("group")["market"]
+    resolved = {g: (winners.get(g) if row.known and row.wins == 1 else None) for g, row in decided.iterrows()}
+    return pd.DataFrame({"agent": best["agent"].to_numpy(), "group": best["group"].to_numpy(),
+                         "answer": best["market"].to_numpy(), "q": best["p"].to_numpy(),
+                         "resolved_answer": [resolved.get(g) for g in best["group"]]}, columns=columns)
+
+
 def answer_scores(
     answers: pd.DataFrame,
     *,
@@ -224,6 +272,7 @@ def answer_scores(
 __all__ = [
     "VIOLATION_THRESHOLD",
     "answer_scores",
+    "group_answers",
     "negation_violation",
     "negation_violations",
     "probability_sums",

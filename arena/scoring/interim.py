@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.scoring.brier import brier_per_bet, brier_skill_score
+from arena.scoring.brier import brier_per_bet, guarded_skill_vs_market
 from arena.scoring.leaderboard import per_bet_scores
 from arena.scoring.registry import register
 
@@ -120,7 +120,8 @@ def _table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         interim_brier=("_agent", "mean"), interim_brier_stated=("_stated", "mean"),
         _a_both=("_a_both", "mean"), interim_market_brier=("_m_both", "mean"), market_brier=("_m_res", "mean"),
     ).reset_index()
-    t["interim_bss_vs_market"] = brier_skill_score(t["_a_both"].to_numpy(), t["interim_market_brier"].to_numpy())
+    t["interim_bss_vs_market"] = guarded_skill_vs_market(t["_a_both"].to_numpy(),
+                                                         t["interim_market_brier"].to_numpy(dtype=float))
     t["provisional"] = t["n_provisional"] > 0
     return t.drop(columns="_a_both")
 

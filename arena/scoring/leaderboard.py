@@ -18,6 +18,7 @@ from arena.scoring.brier import (
     brier_per_bet,
     brier_skill_score,
     forecast_yes,
+    guarded_skill_vs_market,
     implied_confidence,
     kelly_probability,
     return_band,
@@ -122,7 +123,9 @@ def _bet_table(scored: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         _market_on_both=("_market_on_both", "mean"),
     )
     table["bss_vs_0_25"] = brier_skill_score(table["brier"].to_numpy(), RANDOM_BRIER)
-    table["bss_vs_market"] = brier_skill_score(table["_agent_on_both"].to_numpy(), table["_market_on_both"].to_numpy())
+    # a market Brier too small to divide by gives NaN, not −4,517
+    table["bss_vs_market"] = guarded_skill_vs_market(table["_agent_on_both"].to_numpy(),
+                                                     table["_market_on_both"].to_numpy(dtype=float))
     return table.drop(columns=["_agent_on_both", "_market_on_both"]).reset_index()
 
 

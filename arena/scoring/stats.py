@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.registry import METRICS, register
 
 STATISTICS = ("mean", "skill", "total")
 DEFAULT_N_BOOT = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_ALPHA = 0.05
-DEFAULT_MIN_RESOLVED = 20  # an agent(-cohort) with fewer resolved rows than this is provisional
+DEFAULT_MIN_RESOLVED = PROVISIONAL_MIN_RESOLVED  # the one provisional rule (scoring/provisional.py)
 _CHUNK_CELLS = 4_000_000  # draws are processed in chunks of about this many (draw, market) cells (~32 MB)
 _PAIR_CELLS = 2_000_000  # pairwise differences are accumulated in chunks of about this many (draw, pair) cells
 _TIE_RTOL = 1e-12  # two statistics this close (relative to max(1, |x|)) are a tie: float noise, not a difference
@@ -562,8 +563,144 @@ def bootstrap_bet_metrics(scored_bets: pd.DataFrame, metrics: Any = tuple(BET_ME
     return out
 
 
+# -- the bootstrap across cohorts ------------------------------------------------------------------------------
+
+
+def cluster_draw_counts(cluster_sizes: Any, n_boot: int, seed: int = 0) -> np.ndarray:
+    """Two-stage draws (n_boot × total markets, float counts): each draw picks as many clusters (cohorts) as
+    there are, with replacement, then within every picked copy of a cluster as many of its markets as it has,
+    with replacement. Markets are numbered cluster by cluster as in `draw_indices`.
+
+    A cluster picked w times contributes w independent resamples of its n markets, i.e. multinomial(w·n, 1/n)
+    counts. One generator, default_rng(SeedSequence(seed, spawn_key=(1,))) — a stream apart from
+    `draw_indices`'s — draws all clusters' picks, then each cluster's counts for every draw at once, so the draws
+    depend on (seed, n_boot, the cluster sizes).
+    """
+    sizes = np.asarray(cluster_sizes, dtype=np.int64).ravel()
+    if (sizes < 0).any():
+        raise ValueError("cluster sizes must be non-negative")
+    n_clusters = sizes.size
+    starts = np.cumsum(sizes) - sizes
+    counts = np.zeros((n_boot, int(sizes.sum())))
+    if n_clusters == 0:
+        return counts
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    picks = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
+    for c in range(n_clusters):
+        n = int(sizes[c])
+        if n:
+            counts[:, starts[c] : starts[c] + n] = rng.multinomial(picks[:, c] * n, np.full(n, 1.0 / n))
+    return counts
+
+
+@dataclass(frozen=True)
+class ClusterBootstrapResult:
+    """table: one row per agent, best first — agent, n (rows scored), n_clusters (clusters with a row), estimate
+    (pooled statistic on the sample), se, ci_low, ci_high, draws_used, tier. p_adjusted: agents × agents
+    BH-adjusted pairwise p-values. draws: draws × agents."""
+
+    table: pd.DataFrame
+    p_adjusted: pd.DataFrame
+    draws: pd.DataFrame = field(repr=False)
+
+
+def cluster_bootstrap(
+    scores: pd.DataFrame,
+    value: str,
+    *,
+    statistic: str = "mean",
+    reference: str | None = None,
+    higher_is_better: bool = False,
+    agent: str = "agent",
+    market: str = "market_id",
+    cluster: str = "cohort",
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_ALPHA,
+) -> ClusterBootstrapResult:
+    """Bootstrap a pooled statistic across clusters: resample clusters (cohorts), then markets within each drawn
+    cluster (`cluster_draw_counts`); every agent is scored on the same draw, so differences are paired.
+
+    scores: one row per scored unit with the agent, market, cluster and value columns (NaN value = not scored).
+    statistic: "mean" (the pooled mean of value over the agent's rows: its estimate is the plain mean over all its
+    rows in every cluster) or "skill" (1 − Σ value / Σ reference over the agent's rows). The interval is the
+    percentile interval at `level`; tiers follow TIER_RULE on BH-adjusted paired p-values at `alpha`. An agent
+    absent from a drawn set of clusters is NaN in that draw and that draw is left out of its interval.
+    """
+    if statistic not in ("mean", "skill") or (statistic == "skill" and reference is None):
+        raise ValueError("statistic must be 'mean', or 'skill' with a reference column")
+    if n_boot < 1 or not 0 < level < 1 or not 0 < alpha < 1:
+        raise ValueError("need n_boot >= 1, 0 < level < 1 and 0 < alpha < 1")
+    needed = [agent, market, cluster, value] + ([reference] if reference else [])
+    missing = [c for c in needed if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores frame lacks column(s) {missing}")
+    labels = pd.Index(pd.unique(scores[agent])).sort_values() if len(scores) else pd.Index([])
+    vals = pd.to_numeric(scores[value], errors="raise").to_numpy(dtype=float)
+    keep = np.isfinite(vals)
+    ref = None
+    if statistic == "skill":
+        ref = pd.to_numeric(scores[reference], errors="raise").to_numpy(dtype=float)
+        keep &= np.isfinite(ref)
+    frame = scores.loc[keep]
+    vals = vals[keep]
+    n_agents = len(labels)
+    a_code = labels.get_indexer(frame[agent])
+    m_code, m_keys = _codes(frame, [cluster, market])
+    n_markets = len(m_keys)
+    sizes = m_keys.groupby(cluster, sort=True, dropna=False).size().to_numpy()
+    cell = m_code * n_agents + a_code
+    size = n_markets * n_agents
+    num = np.bincount(cell, weights=vals, minlength=size).reshape(n_markets, n_agents)
+    rows = np.bincount(cell, minlength=size).reshape(n_markets, n_agents).astype(float)
+    den = (np.bincount(cell, weights=ref[keep], minlength=size).reshape(n_markets, n_agents)  # type: ignore[index]
+           if ref is not None else rows)
+    estimate = _statistic(num.sum(axis=0), den.sum(axis=0), rows.sum(axis=0), statistic)
+    draws = np.full((n_boot, n_agents), np.nan)
+    if n_markets and n_agents:
+        counts = cluster_draw_counts(sizes, n_boot, seed)
+        draws = _statistic(counts @ num, counts @ den, counts @ rows, statistic)
+    finite = np.isfinite(draws)
+    used = finite.sum(axis=0)
+    tail = (1.0 - level) / 2.0
+    lo = np.full(n_agents, np.nan)
+    hi = np.full(n_agents, np.nan)
+    se = np.full(n_agents, np.nan)
+    ok = used > 0
+    if ok.any():
+        with np.errstate(invalid="ignore"):
+            q = np.nanquantile(draws[:, ok], [tail, 1.0 - tail], axis=0)
+        lo[ok], hi[ok] = q[0], q[1]
+        two = used > 1
+        se[two] = np.nanstd(draws[:, two], axis=0, ddof=1)
+    p_value, _ = pairwise_p_values(draws)
+    iu = np.triu_indices(n_agents, k=1)
+    p_adj = np.full((n_agents, n_agents), np.nan)
+    p_adj[iu] = benjamini_hochberg(p_value[iu])
+    p_adj.T[iu] = p_adj[iu]
+    tiers = significance_tiers(estimate, p_adj, higher_is_better, alpha)
+    n_clusters = np.zeros(n_agents, dtype=np.int64)
+    if len(frame):
+        per = frame.assign(_a=a_code).groupby("_a")[cluster].nunique()
+        n_clusters[per.index.to_numpy()] = per.to_numpy()
+    loss = -estimate if higher_is_better else estimate
+    order = np.lexsort((np.arange(n_agents), np.where(np.isfinite(loss), loss, np.inf)))
+    table = pd.DataFrame({
+        "agent": labels.to_numpy(), "n": rows.sum(axis=0).astype(np.int64), "n_clusters": n_clusters,
+        "estimate": estimate, "se": se, "ci_low": lo, "ci_high": hi, "draws_used": used.astype(np.int64),
+        "tier": tiers,
+    }).iloc[order].reset_index(drop=True)
+    names = labels.rename("agent")
+    return ClusterBootstrapResult(table, pd.DataFrame(p_adj, index=names, columns=names),
+                                  pd.DataFrame(draws, columns=names))
+
+
 __all__ = [
     "BET_METRICS",
+    "ClusterBootstrapResult",
+    "cluster_bootstrap",
+    "cluster_draw_counts",
     "BootstrapResult",
     "bootstrap_bet_metrics",
     "DEFAULT_MIN_RESOLVED",

@@ -121,3 +121,26 @@ def test_registered():
     for name in ("sum_deviation", "negation_violation", "negation_violation_rate", "s_prime"):
         assert name in registry.METRICS
     assert registry.higher_is_better("s_prime") and not registry.higher_is_better("negation_violation_rate")
+
+
+def test_group_answers_pick_the_favourite_and_know_the_winner():
+    from arena.scoring.consistency import group_answers
+
+    f = pd.DataFrame({
+        "agent": ["a", "a", "a", "b", "b", "b", "c", "a", "a"],
+        "group": ["g", "g", "g", "g", "g", "g", "g", "h", "h"],
+        "market_id": ["m1", "m2", "m3", "m1", "m2", "m3", "m1", "n1", "n2"],
+        "probability": [0.2, 0.5, 0.3, 0.4, 0.4, 0.2, 0.9, 0.6, 0.4],
+        "outcome_yes": [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, np.nan, 0.0],
+        "group_size": [3, 3, 3, 3, 3, 3, 3, 2, 2],
+    })
+    out = group_answers(f).set_index(["agent", "group"])
+    assert out.loc[("a", "g"), "answer"] == "m2" and out.loc[("a", "g"), "q"] == 0.5
+    assert out.loc[("b", "g"), "answer"] == "m1"  # a tie goes to the smaller id
+    assert out.loc[("a", "g"), "resolved_answer"] == "m2"
+    assert ("c", "g") not in out.index  # one member of three: incomplete, no answer
+    assert pd.isna(out.loc[("a", "h"), "resolved_answer"])  # n1 unresolved: the group is not decided yet
+    scores = answer_scores(out.reset_index()).set_index("agent")
+    assert scores.loc["a", "n"] == 1 and scores.loc["a", "s_prime"] == pytest.approx(1 - 0.5**2)
+    assert scores.loc["b", "s_prime"] == pytest.approx(-(0.4**2))
+    assert group_answers(f.iloc[:0]).empty

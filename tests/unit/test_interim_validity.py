@@ -126,3 +126,17 @@ def test_registered():
     for name in ("interim_brier", "interim_bss_vs_market", "market_brier", "proxy_validity_spearman"):
         assert name in registry.METRICS
     assert "PROVISIONAL" in registry.METRICS["interim_brier"].description
+
+
+def test_interim_skill_vs_market_is_guarded_like_every_bss_vs_market_cell():
+    """A market whose Brier on the agent's bets is ≈ 0 leaves nothing to divide by: NaN, not −4,517."""
+    from arena.scoring.brier import BSS_MARKET_MIN, guarded_skill_vs_market
+
+    assert np.isnan(guarded_skill_vs_market(0.04, 0.0000098))
+    assert guarded_skill_vs_market(0.04, 0.08) == pytest.approx(0.5)
+    assert guarded_skill_vs_market(1.0, 0.01) == pytest.approx(BSS_MARKET_MIN)  # the bound of the range
+    bets = pd.DataFrame({"agent": ["a"], "side": ["YES"], "amount": [500.0], "max_bet": [2500.0],
+                         "outcome_yes": [np.nan], "price_yes_at_bet": [0.9995], "price_yes_now": [0.9999],
+                         "cash_at_decision": [10000.0]})
+    row = interim_scores(bets).iloc[0]
+    assert row["interim_market_brier"] < 0.01 and np.isnan(row["interim_bss_vs_market"])

@@ -1,0 +1,400 @@
+"""The boards: one row per agent of a cohort, and one per model across cohorts, with the headline (forecast Brier
+on the forecast set, with its interval and tier), the reference forecasters, skill against the market, the other
+proper scores and the difficulty-adjusted scores on the same questions, seed 001's bet-size metrics kept as named
+columns, the Kelly-implied Brier, coherence, money and the crowd proxy; ranked by a configurable registered metric
+with ties shown as ties.
+
+Pure: takes frames already read from the store (see `cohort_board`), returns DataFrames; imports only numpy,
+pandas and the other scoring modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from arena.scoring.brier import RANDOM_BRIER, brier_band
+from arena.scoring.coherence import contradicts
+from arena.scoring.difficulty import difficulty_adjusted_brier
+from arena.scoring.headline import REFERENCE_KIND, bss_vs_market_guarded, forecast_summary, score_forecasts
+from arena.scoring.irt import irt_skill
+from arena.scoring.leaderboard import crowd_proxy, leaderboard, per_bet_scores
+from arena.scoring.pnl import return_pct as return_pct_of
+from arena.scoring.proper import log_loss, spherical
+from arena.scoring.provisional import is_provisional
+from arena.scoring.registry import METRICS
+from arena.scoring.stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_N_BOOT, cluster_bootstrap, paired_bootstrap
+
+# Board column → the registered metric it shows; the rank key is one of these columns.
+RANK_METRICS: Mapping[str, str] = {
+    "forecast_brier": "forecast_brier",
+    "brier_minus_market": "brier_minus_market",
+    "bss_vs_market": "bss_vs_market",
+    "implied_brier": "brier",
+    "kelly_brier": "brier_kelly",
+    "stated_brier": "brier_stated",
+    "bss_vs_0_25": "bss_vs_0_25",
+    "pnl": "pnl",
+    "return_pct": "return_pct",
+    "win_rate": "win_rate",
+    "crowd_proxy": "crowd_proxy",
+    "coherence_gap": "coherence_gap",
+    "contradicting_bets": "contradicting_bets",
+    # proper scores and difficulty-adjusted scores on the forecast set's questions
+    "log_score": "log_score",
+    "spherical_score": "spherical_score",
+    "brier_adjusted": "brier_adjusted",
+    "irt_skill": "irt_skill",
+}
+RANK_CHOICES = tuple(RANK_METRICS)
+DEFAULT_RANK_BY = "forecast_brier"
+KINDS = ("llm", "baseline", "reference")
+
+BOARD_COLUMNS = (
+    "agent", "kind", "rank", "rank_label", "tier", "provisional",
+    "forecast_brier", "forecast_brier_lo", "forecast_brier_hi", "n_forecasts",
+    "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_market", "bss_vs_market_note",
+    "implied_brier", "implied_brier_band", "bss_vs_0_25", "kelly_brier", "stated_brier", "n_bets", "n_resolved_bets",
+    "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
+    *("log_score", "spherical_score", "brier_adjusted", "irt_skill"),
+)
+OVERALL_COLUMNS = ("model", "n_cohorts") + BOARD_COLUMNS[1:]
+
+# The rank key's interval and tier come from a bootstrap of these per-row values: forecast rows …
+_FORECAST_BOOT: dict[str, dict[str, Any]] = {
+    "forecast_brier": {"value": "brier"},
+    "brier_minus_market": {"value": "diff_market"},
+    "bss_vs_market": {"value": "brier", "statistic": "skill", "reference": "brier_market"},
+}
+# … or bet rows (`leaderboard.per_bet_scores`); other rank keys have no tier (null).
+_BET_BOOT: dict[str, dict[str, Any]] = {
+    "implied_brier": {"value": "brier"},
+    "kelly_brier": {"value": "brier_kelly"},
+    "stated_brier": {"value": "brier_stated"},
+    "bss_vs_0_25": {"value": "brier", "statistic": "skill", "reference": "_quarter"},
+}
+# … or the forecast rows' other proper scores (means over questions, so the same paired bootstrap applies);
+# brier_adjusted and irt_skill are fitted over every forecaster at once: no bootstrap, their tier is null.
+_PROPER_BOOT: dict[str, dict[str, Any]] = {
+    "log_score": {"value": "log_loss"},
+    "spherical_score": {"value": "spherical"},
+}
+FITTED = ("brier_adjusted", "irt_skill")
+_TIE_RTOL = 1e-12
+
+
+def check_rank_by(rank_by: str) -> str:
+    """`rank_by` when it is a board column backed by a registered metric; ValueError listing the choices else."""
+    if rank_by not in RANK_METRICS or RANK_METRICS[rank_by] not in METRICS:
+        raise ValueError(f"unknown rank key {rank_by!r}; choose from {', '.join(RANK_CHOICES)}")
+    return rank_by
+
+
+def higher_is_better(rank_by: str) -> bool:
+    return METRICS[RANK_METRICS[check_rank_by(rank_by)]].higher_is_better
+
+
+def rank_with_ties(values: Any, higher_is_better: bool) -> tuple[np.ndarray, list[str | None]]:
+    """Competition ranks (1 = best; equal values share the better rank, the next rank skips) and labels where a
+    shared rank reads "1="; NaN values get no rank (NaN, None)."""
+    v = np.asarray(values, dtype=float)
+    loss = -v if higher_is_better else v
+    ok = np.isfinite(loss)
+    ranks = np.full(v.shape, np.nan)
+    labels: list[str | None] = [None] * v.size
+    for i in np.flatnonzero(ok):
+        tol = _TIE_RTOL * np.maximum(1.0, np.maximum(np.abs(loss[ok]), abs(loss[i])))
+        same = np.abs(loss[ok] - loss[i]) <= tol
+        better = (loss[ok] < loss[i]) & ~same
+        ranks[i] = 1 + int(better.sum())
+        labels[i] = f"{int(ranks[i])}=" if int(same.sum()) > 1 else str(int(ranks[i]))
+    return ranks, labels
+
+
+def _empty_forecasts() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c in ("probability", "outcome_yes", "market_price") else object)
+                         for c in ("agent", "market_id", "question", "probability", "outcome_yes", "market_price")})
+
+
+def _scored_forecasts(forecasts: pd.DataFrame | None) -> pd.DataFrame:
+    return score_forecasts(forecasts if forecasts is not None and len(forecasts) else _empty_forecasts())
+
+
+def _with_proper(scored: pd.DataFrame) -> pd.DataFrame:
+    """Scored forecast rows plus per-row log_loss (nats) and spherical (0..1), NaN unless resolved."""
+    p = scored["probability"].to_numpy(dtype=float)
+    o = scored["outcome_yes"].to_numpy(dtype=float)
+    return scored.assign(log_loss=log_loss(p, o), spherical=spherical(p, o))
+
+
+def _proper_means(resolved: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return resolved.groupby(keys, sort=True).agg(log_score=("log_loss", "mean"),
+                                                 spherical_score=("spherical", "mean")).reset_index()
+
+
+def _fitted(resolved: pd.DataFrame, question: str = "question") -> pd.DataFrame:
+    """agent, brier_adjusted and irt_skill, fitted on the resolved forecast rows' Brier (references included:
+    they answer every question, which links the design)."""
+    frame = resolved[["agent", question, "brier"]].rename(columns={question: "question"})
+    adj = difficulty_adjusted_brier(frame)[["agent", "brier_adjusted"]]
+    return adj.merge(irt_skill(frame)[["agent", "irt_skill"]], on="agent", how="outer")
+
+
+def _interval(result: Any, name: str) -> pd.DataFrame:
+    t = result.table
+    return pd.DataFrame({"agent": t["agent"], name + "_lo": t["ci_low"], name + "_hi": t["ci_high"],
+                         "_tier_" + name: t["tier"]})
+
+
+def _kind_of(agent: str, kinds: Mapping[str, str], scored_kind: Any) -> str:
+    if scored_kind == REFERENCE_KIND:
+        return REFERENCE_KIND
+    k = kinds.get(agent, "baseline")
+    return k if k in KINDS else "baseline"
+
+
+def _finish(table: pd.DataFrame, key: str, rank_by: str, tier: pd.Series | None, columns: tuple[str, ...]
+            ) -> pd.DataFrame:
+    hib = higher_is_better(rank_by)
+    for c in columns:
+        if c not in table.columns:
+            table[c] = np.nan
+    ranks, labels = rank_with_ties(table[rank_by].to_numpy(dtype=float), hib)
+    table["rank"] = ranks
+    table["rank_label"] = labels
+    table["tier"] = tier.to_numpy(dtype=float) if tier is not None else np.nan
+    table["provisional"] = is_provisional(table["n_forecasts"].to_numpy(dtype=float))
+    table["bss_vs_market_note"] = table["bss_vs_market_note"].astype(object).fillna(
+        "no resolved forecast with a market price")
+    table["implied_brier_band"] = brier_band(table["implied_brier"].to_numpy(dtype=float))
+    table["_ref"] = table["kind"] == REFERENCE_KIND
+    table = table.sort_values(["rank", "_ref", key], na_position="last", kind="stable")
+    return table[list(columns)].reset_index(drop=True)
+
+
+def _coherence(scored_bets: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    if not len(scored_bets):
+        return pd.DataFrame(columns=keys + ["coherence_gap", "contradicting_bets"])
+    stated = (scored_bets["stated_probability"].to_numpy(dtype=float) if "stated_probability" in scored_bets
+              else np.full(len(scored_bets), np.nan))
+    price = (scored_bets["price_yes_at_bet"].to_numpy(dtype=float) if "price_yes_at_bet" in scored_bets
+             else np.full(len(scored_bets), np.nan))
+    frame = scored_bets.assign(_gap=np.abs(stated - scored_bets["p_kelly"].to_numpy(dtype=float)),
+                               _contra=contradicts(scored_bets["side"].to_numpy(), stated, price))
+    return frame.groupby(keys, sort=True).agg(coherence_gap=("_gap", "mean"),
+                                              contradicting_bets=("_contra", "mean")).reset_index()
+
+
+def cohort_boards(
+    forecasts: pd.DataFrame | None,
+    bets: pd.DataFrame,
+    portfolios: pd.DataFrame,
+    *,
+    kinds: Mapping[str, str] | None = None,
+    rank_by: str = DEFAULT_RANK_BY,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[Any, pd.DataFrame]:
+    """Every cohort's board at once (cohort → its `cohort_board`), from frames that carry a `cohort` column.
+
+    The per-agent sums are computed once for all cohorts; each cohort gets its own paired bootstrap (its markets
+    resampled, every agent and reference of that cohort on the same draws), so intervals and tiers are exactly
+    those of `cohort_board` on that cohort alone. Cohorts are listed in order of first appearance in
+    `portfolios`, then `forecasts`.
+    """
+    check_rank_by(rank_by)
+    kinds = kinds or {}
+    keys = ["cohort", "agent"]
+    opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, stratum=None, market="market_id")
+    f = forecasts if forecasts is not None and len(forecasts) else _empty_forecasts().assign(cohort=[])
+    scored = _with_proper(score_forecasts(f))
+    table = forecast_summary(scored)
+    seed001 = leaderboard(bets, portfolios, f[["cohort", "agent", "question", "probability"]] if len(f) else None)
+    seed001 = seed001.rename(columns={
+        "brier": "implied_brier", "brier_kelly": "kelly_brier", "brier_stated": "stated_brier",
+        "n_resolved": "n_resolved_bets"}).drop(columns=["brier_band", "return_band", "bss_vs_market"])
+    table = table.drop(columns=["kind"]).merge(seed001, on=keys, how="outer").merge(
+        table[keys + ["kind"]], on=keys, how="left")
+    scored_bets = per_bet_scores(bets) if len(bets) else bets
+    table = table.merge(_coherence(scored_bets, keys), on=keys, how="left")
+
+    extra = []  # per cohort: intervals of the headline and of brier_minus_market, and the rank key's tier
+    resolved = scored[scored["brier"].notna()]
+    resolved_bets = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER) if len(scored_bets) else None
+    for cohort, group in resolved.groupby("cohort", sort=False):
+        part = pd.DataFrame({"agent": pd.unique(group["agent"])})
+        for name, spec in _FORECAST_BOOT.items():
+            if name == "bss_vs_market" and name != rank_by:
+                continue
+            iv = _interval(paired_bootstrap(group, metric=RANK_METRICS[name], **spec, **opts), name)
+            if name == "bss_vs_market":
+                iv = iv.drop(columns=[name + "_lo", name + "_hi"])
+            part = part.merge(iv, on="agent", how="left")
+        if rank_by in _PROPER_BOOT:
+            res = paired_bootstrap(group, metric=RANK_METRICS[rank_by], **_PROPER_BOOT[rank_by], **opts)
+            part = part.merge(pd.DataFrame({"agent": res.table["agent"], "_tier_" + rank_by: res.table["tier"]}),
+                              on="agent", how="left")
+        part = part.merge(_proper_means(group, ["agent"]), on="agent", how="left")
+        part = part.merge(_fitted(group), on="agent", how="left")
+        extra.append(part.assign(cohort=cohort))
+    if rank_by in _BET_BOOT and resolved_bets is not None:
+        for cohort, group in resolved_bets.groupby("cohort", sort=False):
+            res = paired_bootstrap(group, metric=RANK_METRICS[rank_by], **_BET_BOOT[rank_by], **opts)
+            extra.append(pd.DataFrame({"cohort": cohort, "agent": res.table["agent"],
+                                       "_tier_" + rank_by: res.table["tier"]}))
+    if extra:
+        per = pd.concat(extra, ignore_index=True).groupby(keys, sort=False).first().reset_index()
+        table = table.merge(per, on=keys, how="left")
+    table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
+    table["n_forecasts"] = table["n_forecasts"].fillna(0).astype(np.int64)
+    tier_col = "_tier_" + rank_by
+    order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
+    out = {}
+    for cohort in order:
+        sub = table[table["cohort"] == cohort].drop(columns=["cohort"]).reset_index(drop=True)
+        tier = sub[tier_col] if tier_col in sub.columns else None
+        out[cohort] = _finish(sub, "agent", rank_by, tier, BOARD_COLUMNS)
+    return out
+
+
+def cohort_board(
+    forecasts: pd.DataFrame | None,
+    bets: pd.DataFrame,
+    portfolios: pd.DataFrame,
+    **options: Any,
+) -> pd.DataFrame:
+    """One cohort's board: a row per agent and per reference forecaster, in BOARD_COLUMNS, best first.
+
+    forecasts: the cohort's forecast-set rows (see `headline.score_forecasts`: agent, market_id, question,
+    probability, outcome_yes, market_price). bets: `leaderboard.per_bet_scores` input. portfolios: agent,
+    starting_balance, total_value (USD). options: kinds (agent → "llm" or "baseline"; references are
+    "reference"), rank_by, n_boot, seed, level, alpha.
+
+    forecast_brier_lo/hi and brier_minus_market_lo/hi are paired-bootstrap percentile intervals (markets
+    resampled, every agent and reference on the same draws); tier is the significance tier of the rank key
+    (null for keys without a bootstrap: pnl, return_pct, win_rate, crowd_proxy, coherence_gap, contradicting_bets,
+    and the fitted brier_adjusted and irt_skill). log_score and spherical_score are means over the resolved
+    questions; brier_adjusted (`difficulty`) and irt_skill (`irt`) are fitted over every row of the cohort, the
+    references included. Values are NaN (null) where nothing is scored — never 0.
+    """
+    one = "cohort"
+
+    def tagged(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+        return None if frame is None else frame.assign(cohort=one)
+
+    boards = cohort_boards(tagged(forecasts), tagged(bets), tagged(portfolios), **options)  # type: ignore[arg-type]
+    return boards.get(one, _finish(pd.DataFrame({"agent": [], "kind": [], "n_forecasts": [], "forecast_brier": [],
+                                                 "bss_vs_market_note": [], "implied_brier": []}),
+                                   "agent", options.get("rank_by", DEFAULT_RANK_BY), None, BOARD_COLUMNS))
+
+
+def overall_board(
+    forecasts: pd.DataFrame | None,
+    bets: pd.DataFrame,
+    portfolios: pd.DataFrame,
+    *,
+    kinds: Mapping[str, str] | None = None,
+    rank_by: str = DEFAULT_RANK_BY,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_ALPHA,
+) -> pd.DataFrame:
+    """Per model across cohorts (an agent's name is its model), in OVERALL_COLUMNS, best first.
+
+    The frames are those of `cohort_board` for every cohort, each with a `cohort` column. Forecast and bet scores
+    are pooled over all of a model's rows (a cohort with more resolved questions weighs more); their intervals and
+    the tier come from `stats.cluster_bootstrap`, which resamples cohorts and markets within them. pnl is the
+    total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
+    log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
+    every cohort's questions (a question is a cohort's market@round).
+    """
+    check_rank_by(rank_by)
+    kinds = kinds or {}
+    opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, market="market_id", cluster="cohort")
+    scored = _with_proper(_scored_forecasts(forecasts))
+    if "cohort" not in scored.columns:
+        scored["cohort"] = ""
+    table = forecast_summary(scored.drop(columns=["cohort"]))
+    resolved = scored[scored["brier"].notna()]
+    tiers: dict[str, pd.Series] = {}
+    if len(resolved):
+        # questions are per cohort: the same market@round in two cohorts is two questions
+        cq = resolved.assign(_cq=resolved["cohort"].astype(str) + "\x1f" + resolved["question"].astype(str))
+        table = table.merge(_proper_means(resolved, ["agent"]), on="agent", how="left").merge(
+            _fitted(cq, "_cq"), on="agent", how="left")
+        if rank_by in _PROPER_BOOT:
+            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(rank_by), **_PROPER_BOOT[rank_by],
+                                    **opts)
+            tiers[rank_by] = res.table.set_index("agent")["tier"]
+        for name, spec in _FORECAST_BOOT.items():
+            if name != rank_by and name == "bss_vs_market":
+                continue
+            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(name), **spec, **opts)
+            iv = _interval(res, name)
+            tiers[name] = iv.set_index("agent")["_tier_" + name]
+            if name != "bss_vs_market":
+                table = table.merge(iv.drop(columns=["_tier_" + name]), on="agent", how="left")
+    n_cohorts = pd.concat([scored[["agent", "cohort"]],
+                           portfolios[["agent", "cohort"]] if "cohort" in portfolios else None]
+                          ).groupby("agent")["cohort"].nunique().rename("n_cohorts")
+
+    scored_bets = per_bet_scores(bets) if len(bets) else None
+    if scored_bets is not None:
+        per = scored_bets.groupby("agent", sort=True).agg(
+            n_bets=("agent", "size"), n_resolved_bets=("resolved", "sum"), implied_brier=("brier", "mean"),
+            kelly_brier=("brier_kelly", "mean"), stated_brier=("brier_stated", "mean"), win_rate=("won", "mean"))
+        per["bss_vs_0_25"] = 1.0 - per["implied_brier"] / RANDOM_BRIER
+        per = per.reset_index().merge(_coherence(scored_bets, ["agent"]), on="agent", how="left")
+        table = table.merge(per, on="agent", how="outer")
+        if rank_by in _BET_BOOT:
+            rb = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER)
+            if "cohort" not in rb.columns:
+                rb["cohort"] = ""
+            if len(rb):
+                res = cluster_bootstrap(rb, higher_is_better=higher_is_better(rank_by), **_BET_BOOT[rank_by], **opts)
+                tiers[rank_by] = res.table.set_index("agent")["tier"]
+    if len(portfolios):
+        money = portfolios.assign(
+            pnl=portfolios["total_value"].astype(float) - portfolios["starting_balance"].astype(float),
+            return_pct=np.atleast_1d(return_pct_of(portfolios["total_value"].to_numpy(dtype=float),
+                                                   portfolios["starting_balance"].to_numpy(dtype=float))))
+        table = table.merge(money.groupby("agent").agg(pnl=("pnl", "sum"), return_pct=("return_pct", "mean"))
+                            .reset_index(), on="agent", how="outer")
+    if forecasts is not None and len(forecasts):
+        f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
+        proxy = crowd_proxy(f[["cohort", "agent", "question", "probability"]])
+        table = table.merge(proxy.groupby("agent")["crowd_proxy"].mean().reset_index(), on="agent", how="left")
+    if "kind" not in table.columns:
+        table["kind"] = None
+    table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
+    table["n_forecasts"] = table["n_forecasts"].fillna(0).astype(np.int64)
+    table["n_cohorts"] = table["agent"].map(n_cohorts).fillna(0).astype(np.int64)
+    if "bss_vs_market_note" not in table.columns:
+        table["bss_vs_market_note"] = None
+    tier = table["agent"].map(tiers[rank_by]) if rank_by in tiers else None
+    out = _finish(table, "agent", rank_by, tier, ("agent", "n_cohorts") + BOARD_COLUMNS[1:])
+    return out.rename(columns={"agent": "model"})
+
+
+__all__ = [
+    "BOARD_COLUMNS",
+    "DEFAULT_RANK_BY",
+    "FITTED",
+    "KINDS",
+    "OVERALL_COLUMNS",
+    "RANK_CHOICES",
+    "RANK_METRICS",
+    "bss_vs_market_guarded",
+    "check_rank_by",
+    "cohort_board",
+    "cohort_boards",
+    "higher_is_better",
+    "overall_board",
+    "rank_with_ties",
+]
