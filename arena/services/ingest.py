@@ -34,11 +34,20 @@ def record_observations(
     extras: dict[str, dict] | None = None,
 ) -> IngestCounts:
     """Upsert markets, append price snapshots and record resolution changes; repeating it changes nothing.
-    `extras[market_id]` keeps venue details a market needs later (e.g. Polymarket token ids for its book)."""
+    `extras[market_id]` keeps venue details a market needs later (e.g. Polymarket token ids for its book).
+
+    Writes only what changed, judged by the hashes stored on each market (one read for all of them): a
+    market's row when its content or description changed, a price snapshot when its prices changed or a new
+    UTC day began (so every synced market has a price at most a day old), resolutions when they changed."""
     counts = IngestCounts()
-    counts.markets_changed = repo.upsert_markets(session, markets, now, extras)
+    markets, quotes = list(markets), list(quotes)
     session.flush()
-    counts.snapshots_added = repo.add_quotes(session, quotes, now)
+    states = repo.market_states(session, [m.id for m in markets] + [q.market_id for q in quotes])
+    new_quotes, older_quotes = repo.quotes_to_store(quotes, states)
+    refresh = repo.last_quotes(new_quotes)
+    counts.markets_changed = repo.upsert_markets(session, markets, now, extras, states, refresh)
+    counts.snapshots_added = repo.store_quotes(session, new_quotes, older_quotes, now,
+                                               written={m.id for m in markets})
     counts.resolutions_recorded = repo.record_resolutions(session, resolutions, now)
     session.flush()
     return counts

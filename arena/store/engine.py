@@ -1,31 +1,64 @@
-"""The database engine: SQLite by default (a file under db/, WAL, foreign keys on), any SQLAlchemy URL from
-ARENA_DATABASE_URL (PostgreSQL is tested), and the versioned migrations that create the schema."""
+"""The database engine: SQLite by default (a file in the data directory, WAL, foreign keys on), any SQLAlchemy
+URL from ARENA_DATABASE_URL (PostgreSQL is tested), and the versioned migrations that create the schema.
+
+User data never goes into the installed package: the data directory is ARENA_DATA_DIR, else `db/` under the
+current working directory (in a checkout, the repo's gitignored `db/`). The migrations ship as package data
+(`arena._migrations`, the repo's db/migrations/) and are found with importlib.resources."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlmodel import Session, create_engine
 
-ROOT = Path(__file__).resolve().parents[2]
-DB_DIR = ROOT / "db"
-MIGRATIONS = DB_DIR / "migrations"
-DEFAULT_URL = f"sqlite:///{DB_DIR / 'arena.sqlite'}"
+from arena.errors import DatabaseURLError, StoreError
+
+MIGRATIONS = Path(str(files("arena._migrations")))  # a real directory: Alembic reads env.py and versions/ by path
+DATA_DIR_ENV = "ARENA_DATA_DIR"
+DEFAULT_NAME = "arena.sqlite"
+
+
+def data_dir() -> Path:
+    """Where the default databases (and their backups) go: ARENA_DATA_DIR, else ./db (absolute, not created)."""
+    return Path(os.environ.get(DATA_DIR_ENV) or "db").resolve()
+
+
+def default_url() -> str:
+    """The default database: arena.sqlite in the data directory."""
+    return f"sqlite:///{data_dir() / DEFAULT_NAME}"
+URL_FIX = "give an SQLAlchemy URL like sqlite:///path/to/arena.sqlite or postgresql://user@host:5432/dbname"
 
 
 def database_url(url: str | None = None) -> str:
     """The URL to use: the argument, else ARENA_DATABASE_URL, else the default SQLite file."""
-    return url or os.environ.get("ARENA_DATABASE_URL") or DEFAULT_URL
+    return url or os.environ.get("ARENA_DATABASE_URL") or default_url()
+
+
+def parse_url(url: str) -> URL:
+    """The parsed URL, or a StoreError that does not echo the text (it may hold a password)."""
+    try:
+        return make_url(url)
+    except (ArgumentError, ValueError):
+        scheme = url.split("://", 1)[0] if "://" in url else ""
+        what = f"a {scheme}:// URL that cannot be parsed" if scheme and "@" not in scheme else "not a database URL"
+        raise DatabaseURLError(f"the database URL (--db or ARENA_DATABASE_URL) is {what}", fix=URL_FIX) from None
+
+
+def shown(url: str | URL) -> str:
+    """A URL as it may be shown: the password hidden."""
+    return (parse_url(url) if isinstance(url, str) else url).render_as_string(hide_password=True)
 
 
 def normalize_url(url: str) -> str:
     """Plain postgres URLs get the psycopg (v3) driver, the one the project installs."""
-    u = make_url(url)
+    u = parse_url(url)
     if u.drivername in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
     return u.render_as_string(hide_password=False)
@@ -33,6 +66,19 @@ def normalize_url(url: str) -> str:
 
 def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
     url = normalize_url(database_url(url))
+    try:
+        return _make_engine(url, echo)
+    except NoSuchModuleError:
+        driver = parse_url(url).drivername
+        raise DatabaseURLError(f"unknown database driver {driver!r}",
+                         fix="use sqlite:///FILE or postgresql://… (the psycopg driver is installed)") from None
+    except ImportError as exc:
+        driver = parse_url(url).drivername
+        raise DatabaseURLError(f"the Python driver for {driver!r} is not installed ({exc.name or exc})",
+                         fix="use sqlite:///FILE or postgresql://…, or install that driver") from None
+
+
+def _make_engine(url: str, echo: bool) -> Engine:
     if url.startswith("sqlite"):
         path = make_url(url).database
         if path and path != ":memory:":
@@ -53,7 +99,7 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision` with the versioned migrations in db/migrations (idempotent); a revision
+    """Bring the schema to `revision` with the versioned migrations (db/migrations; idempotent); a revision
     older than the current one downgrades."""
     from alembic import command
     from alembic.config import Config
@@ -106,8 +152,35 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases and in-memory SQLite)."""
+    u = parse_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return Path(u.database)
+
+
 def open_store(url: str | None = None) -> Engine:
-    """An engine on a migrated database."""
+    """An engine on a migrated database (created when it does not exist yet). A database that cannot be
+    reached is a StoreError naming the URL (password hidden) and the server's first line of complaint."""
     engine = make_engine(url)
-    migrate(engine)
+    try:
+        migrate(engine)
+    except DatabaseError as exc:  # unreachable server, wrong credentials, a file that is not a database
+        engine.dispose()
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None and str(exc.orig).strip() else "?"
+        raise StoreError(f"cannot open the database {shown(engine.url)}: {reason}",
+                         fix="check that the server runs and the URL's host, port, database and user are right "
+                             "(for SQLite: that the directory exists and is writable)") from None
     return engine
+
+
+def open_existing_store(url: str | None = None) -> Engine:
+    """`open_store` for read-only commands: a SQLite file that does not exist is a StoreError, and neither it
+    nor its directory is created."""
+    full = normalize_url(database_url(url))
+    path = sqlite_path(full)
+    if path is not None and not path.is_file():
+        raise StoreError(f"no database at {path}",
+                         fix="pass --db with the URL of an existing arena database (or set ARENA_DATABASE_URL)")
+    return open_store(full)

@@ -5,10 +5,16 @@ The only module that converts between rows and domain values, so the money units
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
 
-from sqlalchemy import func, insert, select
+import orjson
+from sqlalchemy import JSON, DateTime, String, any_, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from arena.clock import utc
@@ -56,46 +62,192 @@ def _market_fields(m: Market) -> dict:
     )
 
 
+ACTIVITY = ("volume", "volume_24h", "liquidity")  # change with every trade: refreshed with the price, not hashed
+_CONTENT = ("venue", "native_id", "question", "kind", "outcomes", "outcome_labels", "status", "close_time",
+            "url", "category", "group_id")
+
+
+def _digest(value: object) -> str:
+    """A 32-hex fingerprint of a value built from str, int, float, None, datetime, lists, tuples and dicts
+    (their repr is stable across runs and processes)."""
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
+
+
+def content_hash(fields: dict) -> str:
+    """Fingerprint of a market's fields except its description and activity figures (and `extra` if absent)."""
+    close = fields["close_time"]
+    parts = [fields[k] for k in ("venue", "native_id", "question", "kind", "status", "url", "category", "group_id")]
+    parts += ["\x1e".join(fields["outcomes"]), "\x1e".join(fields["outcome_labels"]),
+              utc(close).isoformat() if close is not None else "",
+              orjson.dumps(fields["extra"], option=orjson.OPT_SORT_KEYS).decode() if "extra" in fields else "-"]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def quote_hash(quote: Quote) -> str:
+    """Fingerprint of what a snapshot of `quote` stores besides its times: prices, YES bid/ask, source."""
+    return _digest((sorted((o, p.ppm) for o, p in quote.prices.items()),
+                    quote.bid.ppm if quote.bid is not None else None,
+                    quote.ask.ppm if quote.ask is not None else None, quote.source))
+
+
+@dataclass(frozen=True)
+class MarketState:
+    """What the store last wrote for a market (see MarketRow's hash columns)."""
+
+    content_hash: str
+    description_hash: str
+    quote_hash: str
+    quote_at: datetime | None
+
+
+def market_states(session: Session, ids: Iterable[str]) -> dict[str, MarketState]:
+    """The stored hashes of the given markets (absent: not stored yet), read straight from the cursor."""
+    t = MarketRow.__table__  # type: ignore[attr-defined]
+    out: dict[str, MarketState] = {}
+    for where in _id_filters(session, t.c.id, ids):
+        q = select(t.c.id, t.c.content_hash, t.c.description_hash, t.c.quote_hash, t.c.quote_at).where(where)
+        for mid, ch, dh, qh, qa in session.connection().execute(q):
+            out[mid] = MarketState(ch, dh, qh, utc(qa) if qa is not None else None)
+    return out
+
+
 def upsert_market(session: Session, market: Market, now: datetime, extra: dict | None = None) -> bool:
     """Insert or update `market`; returns True when anything changed (so a repeated sync changes nothing)."""
     return upsert_markets(session, [market], now, {market.id: extra} if extra is not None else None) == 1
 
 
 def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
-                   extras: dict[str, dict] | None = None) -> int:
-    """`upsert_market` for many markets with one read of the existing rows; returns how many changed."""
+                   extras: dict[str, dict] | None = None, states: dict[str, MarketState] | None = None,
+                   refresh: dict[str, tuple[str, datetime]] | None = None) -> int:
+    """Insert new markets and update those whose content or description changed (by hash, one read of the
+    stored hashes unless `states` is given); returns how many were inserted or changed. Activity figures
+    (volume, liquidity) are written with any change and for the markets in `refresh` (market id → hash and
+    time of the price snapshot being stored for it, so at least daily, written with them), never on their
+    own: they move with every trade, and rewriting every market on every sync for them would make each sync
+    cost as much as the first."""
     markets = list({m.id: m for m in markets}.values())
     extras = extras or {}
-    existing: dict[str, MarketRow] = {}
-    for chunk in _chunks([m.id for m in markets]):
-        existing.update({r.id: r for r in session.scalars(select(MarketRow).where(MarketRow.id.in_(chunk)))})  # type: ignore[attr-defined]
+    refresh = refresh or {}
+    if states is None:
+        states = market_states(session, (m.id for m in markets))
     changed = 0
-    new_rows = []
+    new_rows, updates, descriptions = [], [], []
     for m in markets:
         fields = _market_fields(m)
+        state = states.get(m.id)
         if m.id in extras:
             fields["extra"] = extras[m.id]
-        row = existing.get(m.id)
-        if row is None:
+        ch = content_hash(fields)  # without extras given, the stored ones are kept (and not hashed)
+        if state is None:
             fields.setdefault("extra", {})
-            new_rows.append(dict(id=m.id, first_seen_at=now, updated_at=now, **fields))
+        dh = text_hash(m.description)
+        qh, qa = refresh.get(m.id, ("", None))
+        if state is None:
+            new_rows.append(dict(id=m.id, first_seen_at=now, updated_at=now, content_hash=ch, description_hash=dh,
+                                 quote_hash=qh, quote_at=qa, **fields))
             changed += 1
             continue
-        diff = False
-        for k, v in fields.items():
-            old = getattr(row, k)
-            if k == "close_time" and old is not None:
-                old = utc(old)
-            if old != v:
-                setattr(row, k, v)
-                diff = True
-        if diff:
-            row.updated_at = now
-            session.add(row)
-            changed += 1
-    if new_rows:  # one multi-row INSERT instead of an ORM object per market
-        session.connection().execute(insert(MarketRow.__table__), new_rows)  # type: ignore[attr-defined]
+        content_changed = ch != state.content_hash
+        if dh != state.description_hash:
+            descriptions.append(dict(_id=m.id, description=m.description, description_hash=dh, updated_at=now))
+        if content_changed or m.id in refresh:
+            row = {k: fields[k] for k in ACTIVITY}
+            if m.id in refresh:
+                row.update(quote_hash=qh, quote_at=qa)
+            if content_changed:
+                row.update({k: fields[k] for k in _CONTENT}, content_hash=ch, updated_at=now)
+                if "extra" in fields:
+                    row["extra"] = fields["extra"]
+            updates.append(row | {"_id": m.id})
+        changed += content_changed or dh != state.description_hash
+    t = MarketRow.__table__  # type: ignore[attr-defined]
+    if new_rows:
+        bulk_insert(session, t, new_rows)
+    for group in _same_keys(updates):
+        session.connection().execute(
+            update(t).where(t.c.id == bindparam("_id")).values({k: bindparam(k) for k in group[0] if k != "_id"}),
+            group)
+    if descriptions:  # descriptions are the bulk of a market row: written only when they changed
+        session.connection().execute(
+            update(t).where(t.c.id == bindparam("_id")).values(
+                description=bindparam("description"), description_hash=bindparam("description_hash"),
+                updated_at=bindparam("updated_at")), descriptions)
     return changed
+
+
+def _same_keys(rows: list[dict]) -> list[list[dict]]:
+    """Rows grouped by their key set, so each group is one executemany."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(sorted(r)), []).append(r)
+    return list(groups.values())
+
+
+def bulk_insert(session: Session, table: Any, rows: list[dict]) -> None:
+    """Insert many rows of `table` (dicts with the same keys) in the session's transaction, past SQLAlchemy's
+    per-value processing: PostgreSQL takes them by COPY, SQLite by one executemany. JSON values are encoded
+    and times formatted here as the column types would (so the ORM reads them back unchanged)."""
+    if not rows:
+        return
+    conn = session.connection()
+    dialect = conn.dialect
+    columns = list(rows[0])
+    convert = []
+    for name in columns:
+        col_type = table.c[name].type
+        if isinstance(col_type, JSON):
+            convert.append(_json_dumps)
+        elif isinstance(col_type, DateTime) and dialect.name == "sqlite":
+            convert.append(col_type.dialect_impl(dialect).bind_processor(dialect))
+        else:
+            convert.append(None)
+    data = [tuple(r[c] for c in columns) for r in rows]
+    if any(convert):
+        data = [list(r) for r in data]
+        for i, f in enumerate(convert):
+            if f is None:
+                continue
+            cache: dict = {}  # many rows share a value (the sync's time, ["Yes", "No"]): convert each once
+            for r in data:
+                v = r[i]
+                if v is not None:
+                    key = v if not isinstance(v, (list, dict)) else repr(v)
+                    out = cache.get(key)
+                    if out is None:
+                        out = cache[key] = f(v)
+                    r[i] = out
+    names = ", ".join(columns)
+    raw = conn.connection.driver_connection
+    if dialect.name == "postgresql":
+        with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN") as copy:
+            for row in data:
+                copy.write_row(row)
+    else:
+        cur = raw.cursor()
+        try:
+            cur.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({', '.join('?' * len(columns))})", data)
+        finally:
+            cur.close()
+
+
+def _json_dumps(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _id_filters(session: Session, column: Any, ids: Iterable[str], size: int = 2_000) -> Iterable[Any]:
+    """WHERE clauses that together select `column` IN `ids`: on PostgreSQL one `= ANY(array)` with a single
+    parameter (an IN list of 10⁵ values costs more to send and plan than the query), elsewhere IN lists of
+    `size` values."""
+    ids = sorted(set(ids))
+    if not ids:
+        return []
+    if session.connection().dialect.name == "postgresql":
+        return [column == any_(bindparam("ids", ids, type_=ARRAY(String)))]
+    return [column.in_(chunk) for chunk in _chunks(ids, size)]
 
 
 def _chunks(items: list, size: int = 500) -> Iterable[list]:
@@ -121,20 +273,87 @@ def markets_by_id(session: Session, ids: Iterable[str] | None = None) -> dict[st
 # --- quotes ----------------------------------------------------------------------------------------------
 
 def add_quote(session: Session, quote: Quote, fetched_at: datetime) -> int:
-    """Append the quote's prices as snapshots; a snapshot already stored (same market, outcome, observed_at,
-    source) is skipped. Returns how many rows were added."""
+    """Store the quote's prices as snapshots if they differ from the market's last stored ones (or a UTC day
+    has begun since); returns how many rows were added."""
     return add_quotes(session, [quote], fetched_at)
 
 
-def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime) -> int:
-    """`add_quote` for many quotes with one read of the snapshot keys already stored."""
+def quotes_to_store(quotes: Iterable[Quote], states: dict[str, MarketState]
+                    ) -> tuple[list[tuple[Quote, str]], list[Quote]]:
+    """Split `quotes` into (new, older). `new` — (quote, quote_hash) pairs — are the quotes observed after the
+    market's last stored snapshot that are worth storing: those whose prices differ from it, and the first of
+    each UTC day, so every open market synced daily has a snapshot at most a day old (marks and
+    `decide.MAX_QUOTE_AGE` rely on it); the rest are skipped. `older` were observed no later than the last
+    stored snapshot with other prices (a backfill, another source) and are checked against stored keys."""
+    last: dict[str, tuple[str, datetime | None]] = {
+        mid: (st.quote_hash, st.quote_at) for mid, st in states.items()}
+    new, older = [], []
+    for q in sorted(quotes, key=lambda q: (utc(q.observed_at), q.market_id)):
+        observed = utc(q.observed_at)
+        h, at = last.get(q.market_id, ("", None))
+        if at is not None and observed < at:
+            older.append(q)
+            continue
+        qh = quote_hash(q)
+        if at is not None and observed == at:
+            if qh != h:
+                older.append(q)  # another source at the same instant: stored unless already there
+            continue
+        if at is not None and qh == h and observed.date() == at.date():
+            continue
+        new.append((q, qh))
+        last[q.market_id] = (qh, observed)
+    return new, older
+
+
+def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime,
+               states: dict[str, MarketState] | None = None) -> int:
+    """`add_quote` for many quotes: one read of the markets' last stored quotes (unless `states` is given),
+    one insert, one update of the markets' quote state. Returns how many snapshot rows were added."""
     quotes = list(quotes)
     if not quotes:
         return 0
-    ids = sorted({q.market_id for q in quotes})
+    if states is None:
+        states = market_states(session, (q.market_id for q in quotes))
+    return store_quotes(session, *quotes_to_store(quotes, states), fetched_at)
+
+
+def store_quotes(session: Session, new: list[tuple[Quote, str]], older: list[Quote], fetched_at: datetime,
+                 written: Iterable[str] = ()) -> int:
+    """Insert the snapshots `quotes_to_store` chose and move each market's last stored quote forward, except
+    for the `written` markets (`upsert_markets` did it, given `last_quotes(new)` as its `refresh`)."""
+    rows = [_snapshot_row(q, o, p, fetched_at) for q, _ in new for o, p in q.prices.items()]
+    rows += _unstored_rows(session, older, fetched_at)
+    bulk_insert(session, PriceSnapshotRow.__table__, rows)  # type: ignore[attr-defined]
+    written = set(written)
+    latest = {mid: v for mid, v in last_quotes(new).items() if mid not in written}
+    if latest:
+        t = MarketRow.__table__  # type: ignore[attr-defined]
+        session.connection().execute(
+            update(t).where(t.c.id == bindparam("_id")).values(quote_hash=bindparam("qh"), quote_at=bindparam("qa")),
+            [dict(_id=mid, qh=qh, qa=qa) for mid, (qh, qa) in latest.items()])
+    return len(rows)
+
+
+def last_quotes(new: list[tuple[Quote, str]]) -> dict[str, tuple[str, datetime]]:
+    """Market id → (quote hash, observed_at) of the last of `new` (in time order) for each market."""
+    return {q.market_id: (qh, q.observed_at) for q, qh in new}
+
+
+def _snapshot_row(q: Quote, outcome: str, price: Price, fetched_at: datetime) -> dict:
+    return dict(market_id=q.market_id, outcome=outcome, price_ppm=price.ppm,
+                bid_ppm=q.bid.ppm if q.bid is not None and outcome == YES else None,
+                ask_ppm=q.ask.ppm if q.ask is not None and outcome == YES else None,
+                observed_at=q.observed_at, fetched_at=q.fetched_at or fetched_at, source=q.source)
+
+
+def _unstored_rows(session: Session, quotes: list[Quote], fetched_at: datetime) -> list[dict]:
+    """Snapshot rows of quotes observed before their market's last stored snapshot, minus those stored."""
+    if not quotes:
+        return []
     earliest = min(q.observed_at for q in quotes)
     stored: set[tuple] = set()
-    for chunk in _chunks(ids):
+    for chunk in _chunks(sorted({q.market_id for q in quotes})):
         stored |= {(m, o, utc(t), src) for m, o, t, src in session.execute(
             select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
                    PriceSnapshotRow.source)
@@ -143,17 +362,10 @@ def add_quotes(session: Session, quotes: Iterable[Quote], fetched_at: datetime) 
     for q in quotes:
         for outcome, price in q.prices.items():
             key = (q.market_id, outcome, utc(q.observed_at), q.source)
-            if key in stored:
-                continue
-            stored.add(key)
-            rows.append(dict(
-                market_id=q.market_id, outcome=outcome, price_ppm=price.ppm,
-                bid_ppm=q.bid.ppm if q.bid is not None and outcome == YES else None,
-                ask_ppm=q.ask.ppm if q.ask is not None and outcome == YES else None,
-                observed_at=q.observed_at, fetched_at=q.fetched_at or fetched_at, source=q.source))
-    if rows:
-        session.connection().execute(insert(PriceSnapshotRow.__table__), rows)  # type: ignore[attr-defined]
-    return len(rows)
+            if key not in stored:
+                stored.add(key)
+                rows.append(_snapshot_row(q, outcome, price, fetched_at))
+    return rows
 
 
 def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] | None = None) -> dict[str, Quote]:
@@ -201,7 +413,8 @@ def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] |
 
 # --- resolutions -----------------------------------------------------------------------------------------
 
-def resolution_from_row(row: ResolutionRow) -> Resolution | None:
+def resolution_from_row(row: Any) -> Resolution | None:
+    """The resolution a ResolutionRow (or a row with its columns) records; None for kind \"unresolved\"."""
     if row.kind == "unresolved":
         return None
     return Resolution(
@@ -217,30 +430,34 @@ def latest_resolution_row(session: Session, market_id: str) -> ResolutionRow | N
     ).first()
 
 
+_RESOLUTION_COLUMNS = ("market_id", "version", "kind", "payouts", "resolved_at", "recorded_at", "source")
+
+
 def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution | None]], now: datetime) -> int:
     """`record_resolution` for many markets with one read of their latest versions; returns versions added."""
     items = list(items)
     ids = sorted({mid for mid, _ in items})
-    latest: dict[str, ResolutionRow] = {}
-    for chunk in _chunks(ids):
-        sub = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
-               .where(ResolutionRow.market_id.in_(chunk)).group_by(ResolutionRow.market_id).subquery())  # type: ignore[attr-defined]
-        latest.update({r.market_id: r for r in session.scalars(select(ResolutionRow).join(
-            sub, (ResolutionRow.market_id == sub.c.market_id) & (ResolutionRow.version == sub.c.v)))})
+    latest: dict[str, Any] = {}
+    t = ResolutionRow.__table__  # type: ignore[attr-defined]
+    for where in _id_filters(session, t.c.market_id, ids):
+        sub = (select(t.c.market_id, func.max(t.c.version).label("v"))
+               .where(where).group_by(t.c.market_id).subquery())
+        cols = [t.c[c] for c in _RESOLUTION_COLUMNS]
+        for r in session.connection().execute(select(*cols).join(
+                sub, (t.c.market_id == sub.c.market_id) & (t.c.version == sub.c.v))):
+            latest[r.market_id] = r
     new_rows = []
     for mid, res in items:
         row = _next_resolution(mid, res, latest.get(mid), now)
         if row is not None:
-            new_rows.append({c: getattr(row, c) for c in ("market_id", "version", "kind", "payouts",
-                                                            "resolved_at", "recorded_at", "source")})
-            latest[mid] = row
-    if new_rows:
-        session.connection().execute(insert(ResolutionRow.__table__), new_rows)  # type: ignore[attr-defined]
+            new_rows.append(row)
+            latest[mid] = SimpleNamespace(**row)
+    bulk_insert(session, t, new_rows)
     return len(new_rows)
 
 
-def _next_resolution(market_id: str, resolution: Resolution | None, latest: ResolutionRow | None,
-                     now: datetime) -> ResolutionRow | None:
+def _next_resolution(market_id: str, resolution: Resolution | None, latest: Any, now: datetime) -> dict | None:
+    """The next resolution version's column values, or None when the venue's state is the recorded one."""
     if latest is not None:
         current = resolution_from_row(latest)
         if resolution is None and current is None:
@@ -251,11 +468,11 @@ def _next_resolution(market_id: str, resolution: Resolution | None, latest: Reso
         return None
     version = (latest.version if latest else 0) + 1
     if resolution is None:
-        return ResolutionRow(market_id=market_id, version=version, kind="unresolved", payouts={},
-                             resolved_at=None, recorded_at=now, source="unresolved")
-    return ResolutionRow(market_id=market_id, version=version, kind=resolution.kind.value,
-                         payouts={k: p.ppm for k, p in resolution.payouts.items()},
-                         resolved_at=resolution.resolved_at, recorded_at=now, source=resolution.source)
+        return dict(market_id=market_id, version=version, kind="unresolved", payouts={},
+                    resolved_at=None, recorded_at=now, source="unresolved")
+    return dict(market_id=market_id, version=version, kind=resolution.kind.value,
+                payouts={k: p.ppm for k, p in resolution.payouts.items()},
+                resolved_at=resolution.resolved_at, recorded_at=now, source=resolution.source)
 
 
 def record_resolution(session: Session, market_id: str, resolution: Resolution | None, now: datetime) -> int | None:

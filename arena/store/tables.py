@@ -43,6 +43,11 @@ class MarketRow(SQLModel, table=True):
     extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     first_seen_at: datetime = _ts()
     updated_at: datetime = _ts()
+    # What the last sync wrote, so the next one writes only what changed (repo.upsert_markets, add_quotes):
+    content_hash: str = Field(default="", max_length=32)  # fields except description and activity figures
+    description_hash: str = Field(default="", max_length=32)
+    quote_hash: str = Field(default="", max_length=32)  # prices, bid, ask and source of the last snapshot stored
+    quote_at: datetime | None = _ts(nullable=True)  # observed_at of that snapshot
 
 
 class PriceSnapshotRow(SQLModel, table=True):
@@ -93,7 +98,11 @@ class AgentRow(SQLModel, table=True):
 
 class DecisionRow(SQLModel, table=True):
     """One agent's decision in one round, claimed (inserted) before the agent is asked, so a re-run never
-    trades twice. `status`: claimed → executed | rejected | hold | failed."""
+    trades twice. `status`: claimed → executed | rejected | hold | failed.
+
+    A claim is held by `claimed_by` (a runner id) until `lease_until` (wall-clock time, renewed by the holder's
+    heartbeat): a claim whose holder died is taken over once its lease has expired. A failed decision may be
+    claimed again (`attempts` counts the tries; each is kept in `decision_attempts`)."""
 
     __tablename__ = "decisions"
     __table_args__ = (UniqueConstraint("agent_id", "round_key", name="uq_decision_round"),)
@@ -112,6 +121,46 @@ class DecisionRow(SQLModel, table=True):
     sizing_version: str = Field(default="", max_length=40)
     claimed_at: datetime = _ts()
     completed_at: datetime | None = _ts(nullable=True)
+    claimed_by: str = Field(default="", max_length=120)
+    lease_until: datetime | None = _ts(nullable=True)
+    attempts: int = 1
+
+
+class DecisionAttemptRow(SQLModel, table=True):
+    """One try at a decision: its outcome and error, kept when a failed decision is tried again."""
+
+    __tablename__ = "decision_attempts"
+    __table_args__ = (UniqueConstraint("decision_id", "attempt", name="uq_decision_attempt"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = Field(foreign_key="decisions.id", index=True)
+    attempt: int
+    status: str = Field(max_length=20)  # executed, rejected, hold, failed
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    runner: str = Field(default="", max_length=120)
+    model_calls: int = 0
+    as_of: datetime = _ts()
+
+
+class DecisionReplicateRow(SQLModel, table=True):
+    """One replicate of a decision asked `replicates = k` times (k > 1 only): what that independent ask
+    answered. Replicate 1 is the executed one (its actions are the decision's fills); the others are kept
+    for their stated forecasts and intended actions. Written as each replicate completes, so a resumed
+    decision asks only the replicates not yet recorded (a failed one is asked again)."""
+
+    __tablename__ = "decision_replicates"
+    __table_args__ = (UniqueConstraint("decision_id", "replicate", name="uq_decision_replicate"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = Field(foreign_key="decisions.id", index=True)
+    replicate: int  # 1..k; 1 is executed
+    status: str = Field(max_length=20)  # executed, rejected, hold (replicate 1); answered, hold, failed (others)
+    actions: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    reasoning: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    decision_attempt: int = 1  # the try of the decision that recorded it
+    model_calls: int = 0
+    as_of: datetime = _ts()
 
 
 class RejectionRow(SQLModel, table=True):
@@ -132,7 +181,7 @@ class ForecastRow(SQLModel, table=True):
     """A stated probability of YES, from a bet or from the cohort's fixed forecast set (for proxy scores)."""
 
     __tablename__ = "forecasts"
-    __table_args__ = (UniqueConstraint("decision_id", "market_id", "source", name="uq_forecast"),)
+    __table_args__ = (UniqueConstraint("decision_id", "market_id", "source", "replicate", name="uq_forecast"),)
 
     id: int | None = Field(default=None, primary_key=True)
     decision_id: int = Field(foreign_key="decisions.id", index=True)
@@ -142,6 +191,8 @@ class ForecastRow(SQLModel, table=True):
     probability: float  # stated P(YES) in [0, 1]; a forecast, not money
     market_price_ppm: int | None = _big(nullable=True)  # YES price the agent saw
     as_of: datetime = _ts()
+    # which independent ask of the decision stated it (1 = the executed one; > 1 only with replicates = k)
+    replicate: int = 1
 
 
 class FillRow(SQLModel, table=True):
@@ -217,17 +268,22 @@ class ModelCallRow(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     decision_id: int = Field(foreign_key="decisions.id", index=True)
-    attempt: int
+    attempt: int  # numbered across the decision's attempts, so a retry's calls follow the earlier ones
+    decision_attempt: int = 1
+    replicate: int = 1  # which independent ask of the decision the call served (replicates = k)
     prompt: str = Field(sa_column=Column(Text, nullable=False))
     raw_response: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     parsed: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    cost_micros: int | None = _big(nullable=True)  # USD cost of the call at the lineup's frozen token prices
+    cost_micros: int | None = _big(nullable=True)  # USD cost: as the provider reported it, else at token prices
     latency_s: float | None = None
     served_model: str = Field(default="", max_length=200)
     prompt_version: str = Field(default="", max_length=60)
+    provider: str | None = Field(default=None, max_length=100)  # the upstream provider the endpoint named
+    # The tool calls this reply asked for, each with the (size-capped) result sent back; None without tools.
+    tool_calls: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     at: datetime = _ts()
 
 
@@ -268,8 +324,9 @@ class SyncErrorRow(SQLModel, table=True):
 
 class JobRunRow(SQLModel, table=True):
     """One run of a scheduled job for one period. Claimed (inserted) before the job runs, unique per job and
-    period, so two schedulers on one database never run the same period twice; a failed period may be
-    claimed again by the next tick."""
+    period, so two schedulers on one database never run the same period twice; a failed (or incomplete)
+    period may be claimed again by the next tick, and so may a running one whose lease expired (its process
+    died: the heartbeat stopped renewing `lease_until`, which is wall-clock time)."""
 
     __tablename__ = "job_runs"
     __table_args__ = (UniqueConstraint("job", "period_key", name="uq_job_period"),)
@@ -277,10 +334,12 @@ class JobRunRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     job: str = Field(max_length=60, index=True)
     period_key: str = Field(max_length=60)
-    status: str = Field(default="running", max_length=20)  # running, ok, failed
+    status: str = Field(default="running", max_length=20)  # running, ok, failed, incomplete
     attempts: int = 1
     started_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
     counts: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
-    runner: str = Field(default="", max_length=120)  # host:pid of the scheduler that ran it
+    runner: str = Field(default="", max_length=120)  # host:pid/token of the process that ran it
+    lease_until: datetime | None = _ts(nullable=True)
+    heartbeat_at: datetime | None = _ts(nullable=True)

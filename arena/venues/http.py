@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import orjson
 
 from arena.errors import ArenaError
 
@@ -328,6 +329,10 @@ class VenueHTTP:
     def get_json(self, url: str, params: Mapping[str, Any] | None = None) -> Any:
         """GET and decode JSON. A 2xx body that is not JSON (a proxy's HTML page) raises ``VenueHTTPError``."""
         response = self.get(url, params)
+        try:  # orjson decodes a 10k-market sync ~3x faster; json still takes what orjson refuses (NaN)
+            return orjson.loads(response.content)
+        except ValueError:
+            pass
         try:
             return response.json()
         except ValueError as exc:

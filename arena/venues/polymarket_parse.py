@@ -465,8 +465,8 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
     """Parse one Gamma Market object (from ``/markets``, ``/markets/{id}``, keyset pages or an event).
 
     ``fetched_at``: when we received it (aware UTC). ``clob``: an optional CLOB market for the same condition,
-    used as a second opinion on resolution. ``group_id``: override the group (events pass theirs; otherwise
-    the first entry of the market's ``events`` is used). Raises ``ParseError`` naming the bad field, or
+    used as a second opinion on resolution. ``group_id``: override the group (events pass theirs when they are
+    neg-risk; otherwise the first entry of the market's ``events`` is used when the market is neg-risk). Raises ``ParseError`` naming the bad field, or
     ``UnsupportedMarket`` for a market whose outcome count is not 2.
     """
     fetched_at = _utc(fetched_at)
@@ -526,7 +526,10 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
         if events:
             event_id = _id(_require_mapping(events[0], "events[0]"), "id", required=False)
     if group_id is None:
-        group_id = event_group_id(event_id) if event_id else ""
+        # Only a neg-risk event is an exclusive group (exactly one member resolves YES); the members of any
+        # other event are independent binaries (date ladders, price thresholds) and must not be checked for
+        # Σ P = 1, so they get no group.
+        group_id = event_group_id(event_id) if event_id and _bool(m, "negRisk") else ""
 
     resolution, pending = gamma_resolution(
         mid, closed=closed, prices=prices, uma_status=uma_status, uma_statuses=statuses, legacy_amm=legacy,
@@ -650,6 +653,7 @@ def parse_gamma_event(raw: object, *, fetched_at: datetime) -> GammaEvent:
     """Parse one Gamma Event with its ``markets[]`` (each member becomes its own binary ``VenueMarket``)."""
     e = _require_mapping(raw, "event")
     event_id = _id(e, "id")
+    neg_risk = bool(_bool(e, "negRisk"))  # only then are the members one exclusive group (Market.group_id)
     members = e.get("markets")
     if members is None:
         members = []  # include_markets=false drops the key
@@ -659,12 +663,13 @@ def parse_gamma_event(raw: object, *, fetched_at: datetime) -> GammaEvent:
     rejected: list[tuple[str, ParseError]] = []
     for i, member in enumerate(members):
         try:
-            parsed.append(parse_gamma_market(member, fetched_at=fetched_at, group_id=event_group_id(event_id)))
+            parsed.append(parse_gamma_market(member, fetched_at=fetched_at,
+                                             group_id=event_group_id(event_id) if neg_risk else ""))
         except ParseError as exc:
             key = str(member.get("id")) if isinstance(member, Mapping) and member.get("id") is not None else f"#{i}"
             rejected.append((key, exc))
     return GammaEvent(
-        id=event_id, slug=_text(e, "slug"), title=_text(e, "title"), neg_risk=bool(_bool(e, "negRisk")),
+        id=event_id, slug=_text(e, "slug"), title=_text(e, "title"), neg_risk=neg_risk,
         neg_risk_augmented=bool(_bool(e, "negRiskAugmented")), active=_bool(e, "active"),
         closed=bool(_bool(e, "closed")), end_date=parse_timestamp(e.get("endDate"), "endDate"),
         markets=tuple(parsed), rejected=tuple(rejected),

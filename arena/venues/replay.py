@@ -28,9 +28,16 @@ field                                 type                        meaning
 ``history_source``                    str                         one letter per point (R, F; "A" = written by
                                                                   the arena's export), or ""
 ``provenance``                        object                      free-form
+``group_id``                          str (optional)              an exclusive group: every line with the same
+                                                                  ``group_id`` is one member of it, and exactly
+                                                                  one member resolves 1 (checked when read);
+                                                                  absent or "" for a stand-alone market
 ====================================  ==========================  ===========================================
 
-Unknown keys are kept and written back. ``write_replay`` writes the keys in this order with
+Unknown keys are kept and written back; ``group_id`` is written only when set, so a file without groups (the
+shipped snapshot has none) reads and writes back unchanged. A group's markets get ``Market.group_id`` =
+``"replay:group:" + group_id``, so the forecast set can take it whole and the consistency checks (Σ P = 1,
+negation pairs, S′) run on it. ``write_replay`` writes the keys in this order with
 ``json.dumps(..., ensure_ascii=False)``, so reading and writing the shipped file reproduces it byte for byte.
 
 Visibility on the simulated clock (``t`` is an aware datetime)
@@ -73,7 +80,7 @@ FIELD_ORDER = (
     "platform", "market_id", "question", "url", "background", "resolution_criteria",
     "market_info_resolution_criteria", "market_open_datetime", "market_close_datetime", "resolution",
     "first_resolved_observation_date", "last_unresolved_observation_date", "n_points", "history",
-    "history_source", "provenance",
+    "history_source", "provenance", "group_id",
 )
 EXPORT_SOURCE_LETTER = "A"
 ONE_DAY = timedelta(days=1)
@@ -84,9 +91,10 @@ class ReplayFormatError(ParseError):
 
     reason = "replay_format"
 
-    def __init__(self, message: str, *, field: str = "", line: int = 0) -> None:
+    def __init__(self, message: str, *, field: str = "", line: int = 0, fix: str = "") -> None:
         text = message if not field or message.startswith(f"{field}: ") else f"{field}: {message}"
-        ArenaError.__init__(self, f"line {line}: {text}" if line else text, line=line)
+        ArenaError.__init__(self, f"line {line}: {text}" if line else text, line=line,
+                            fix=fix or "each line must be one market's JSON record, as `arena export replay` writes")
         self.field = field
         self.line = line
 
@@ -120,6 +128,7 @@ class ReplayRecord:
     history_source: str = ""
     provenance: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, written back unchanged
+    group_id: str = ""  # the exclusive group this market belongs to ("" = none)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
@@ -162,6 +171,8 @@ class ReplayRecord:
             "n_points": len(self.history), "history": history, "history_source": self.history_source,
             "provenance": dict(self.provenance),
         }
+        if self.group_id:
+            out["group_id"] = self.group_id
         out.update(self.extra)
         return out
 
@@ -281,6 +292,7 @@ def _parse_record(obj: object) -> ReplayRecord:
         market_info_resolution_criteria=_text(obj, "market_info_resolution_criteria", nullable=True),
         market_open_datetime=open_dt, market_close_datetime=close_dt, history_source=source,
         provenance=provenance, extra={k: v for k, v in obj.items() if k not in FIELD_ORDER},
+        group_id=_text(obj, "group_id", nullable=True) or "",
     )
 
 
@@ -294,10 +306,27 @@ class ReplayFile:
 
 def read_replay(path: str | Path, *, skip_malformed: bool = False) -> ReplayFile:
     """Read and validate a replay file. A malformed or duplicate line raises ``ReplayFormatError`` with its
-    line number, unless ``skip_malformed`` (then it is counted in ``skipped``)."""
+    line number, unless ``skip_malformed`` (then it is counted in ``skipped``). A file with no valid record at
+    all (empty, a CSV, another file's JSON) is refused either way, as is a missing or non-UTF-8 file."""
+    try:
+        return _read_replay(Path(path), skip_malformed)
+    except FileNotFoundError:
+        raise ReplayFormatError(f"no replay file at {path}",
+                                fix="check the path (a replay file is JSON lines, e.g. from `arena export "
+                                    "replay`)") from None
+    except IsADirectoryError:
+        raise ReplayFormatError(f"{path} is a directory, not a replay file", fix="name the .jsonl file") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayFormatError(f"{path} is not UTF-8 text (byte {exc.start} of a chunk: {exc.reason})",
+                                fix="a replay file is UTF-8 JSON lines; re-export it with `arena export replay`"
+                                ) from None
+
+
+def _read_replay(path: Path, skip_malformed: bool) -> ReplayFile:
     records: list[ReplayRecord] = []
     skipped: list[tuple[int, str]] = []
     seen: set[str] = set()
+    lines: dict[str, int] = {}
     with open(path, encoding="utf-8") as fh:
         for number, text in enumerate(fh, start=1):
             if not text.strip():
@@ -307,6 +336,8 @@ def read_replay(path: str | Path, *, skip_malformed: bool = False) -> ReplayFile
                     obj = json.loads(text)
                 except ValueError as exc:
                     raise ReplayFormatError(f"not JSON: {exc}", field="(line)", line=number) from exc
+                except RecursionError:
+                    raise ReplayFormatError("JSON nested too deeply", field="(line)", line=number) from None
                 record = parse_record(obj, line=number)
                 if record.market_id in seen:
                     raise ReplayFormatError(f"duplicate market_id {record.market_id!r}", field="market_id",
@@ -318,7 +349,42 @@ def read_replay(path: str | Path, *, skip_malformed: bool = False) -> ReplayFile
                 continue
             seen.add(record.market_id)
             records.append(record)
-    return ReplayFile(tuple(records), tuple(skipped))
+            lines[record.market_id] = number
+    bad = _bad_groups(records)
+    if bad:
+        first = min(bad, key=lambda g: min(lines[r.market_id] for r in records if r.group_id == g))
+        members = [r for r in records if r.group_id == first]
+        error = ReplayFormatError(bad[first], field="group_id", line=min(lines[r.market_id] for r in members))
+        if not skip_malformed:
+            raise error
+        for r in records:
+            if r.group_id in bad:
+                skipped.append((lines[r.market_id], f"line {lines[r.market_id]}: group_id: {bad[r.group_id]}"))
+        records = [r for r in records if r.group_id not in bad]
+    if not records:
+        if skipped:
+            raise ReplayFormatError(f"{path} is not a replay file: none of its {len(skipped)} lines is a market "
+                                    f"record (first: {skipped[0][1]})")
+        raise ReplayFormatError(f"{path} holds no market records (it is empty)")
+    return ReplayFile(tuple(records), tuple(sorted(skipped)))
+
+
+def _bad_groups(records: Iterable[ReplayRecord]) -> dict[str, str]:
+    """group id → the problem, for each group that is not exclusive: fewer than two members, or not exactly one
+    member resolving 1."""
+    members: dict[str, list[ReplayRecord]] = {}
+    for r in records:
+        if r.group_id:
+            members.setdefault(r.group_id, []).append(r)
+    bad = {}
+    for g, rs in members.items():
+        winners = sum(r.resolution for r in rs)
+        if len(rs) < 2:
+            bad[g] = f"group {g!r} has one member; a group needs two or more markets"
+        elif winners != 1:
+            bad[g] = (f"group {g!r}: {winners} of its {len(rs)} members resolve 1; exactly one member of an "
+                      f"exclusive group must")
+    return bad
 
 
 def _coerce(record: ReplayRecord | Mapping[str, Any], index: int) -> ReplayRecord:
@@ -363,12 +429,17 @@ def write_replay(records: Iterable[ReplayRecord | Mapping[str, Any]], path: str 
     target = Path(path)
     lines = []
     seen: set[str] = set()
+    coerced = []
     for i, rec in enumerate(records):
         record = _coerce(rec, i)
         if record.market_id in seen:
             raise ReplayFormatError(f"record {i}: duplicate market_id {record.market_id!r}", field="market_id")
         seen.add(record.market_id)
+        coerced.append(record)
         lines.append(json.dumps(record.to_json(), ensure_ascii=False))
+    bad = _bad_groups(coerced)
+    if bad:
+        raise ReplayFormatError(next(iter(bad.values())), field="group_id")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)
     try:
@@ -464,7 +535,7 @@ class ReplayVenue:
         return Market(
             id=record.arena_id, venue=VENUE, question=record.question, kind=MarketKind.BINARY,
             close_time=x.close_at, status=status, description=record.background, url=record.url,
-            category=record.platform,
+            category=record.platform, group_id=f"{VENUE}:group:{record.group_id}" if record.group_id else "",
         )
 
     def market_at(self, market_id: str, t: datetime) -> Market | None:

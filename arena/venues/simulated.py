@@ -23,6 +23,17 @@ more weeks or more markets contains the smaller one's markets unchanged):
   ones sit near the outcome. Prices are quantized to 0.001 and clipped to [0.01, 0.99]; bid/ask sit a
   per-market half-spread either side.
 
+Exclusive groups (`groups_per_week`, default 0): a group of k binary markets ("sim:g<G>-<j>", group_id
+"sim:group:<G>"; k drawn from `group_size`) of which exactly one resolves YES, like a Polymarket neg-risk event.
+Each group has its own random stream seeded by (seed, G, a group tag), so adding groups leaves every single
+market unchanged. The truths p ~ Dirichlet(`group_concentration`) sum to 1; the winner is drawn from them.
+News is a k-dimensional signal X_j(t) = μ·t·1[j = winner] + W_j(t) (W independent Brownian motions, t the
+revealed share as above, μ = `group_signal`), and the informed probabilities are the exact posterior
+π_j(t) ∝ p_j·exp(μ·X_j(t)): a martingale that sums to 1 every day and reaches the winner at close. Each
+member's YES price is its π through its own AR(1) logit noise, quantized and clipped like a single market's,
+so the group's prices are noisy and need not sum to 1. Group members are never voided or resolved to a
+probability.
+
 `quote_at(id, t)` returns the last daily point at or before t and never reads a later one.
 """
 
@@ -68,6 +79,10 @@ class SimulationConfig:
     categories: tuple[str, ...] = DEFAULT_CATEGORIES
     resolution_delay: timedelta = timedelta(0)  # resolved_at − close_time
     venue: str = "sim"
+    groups_per_week: int = 0  # exclusive groups (exactly one member resolves YES) opened each week
+    group_size: tuple[int, int] = (2, 4)  # members per group, inclusive range
+    group_concentration: float = 1.0  # Dirichlet parameter of a group's truths (small: one clear favourite)
+    group_signal: float = 4.0  # μ: how strongly the news separates the winner by close (posterior odds e^{μ²})
 
     def check(self) -> None:
         """Raise ConfigError when a knob is out of range."""
@@ -93,6 +108,12 @@ class SimulationConfig:
             problems.append("categories must not be empty")
         if self.resolution_delay < timedelta(0):
             problems.append("resolution_delay must be >= 0")
+        if self.groups_per_week < 0:
+            problems.append("groups_per_week must be >= 0")
+        if not 2 <= self.group_size[0] <= self.group_size[1]:
+            problems.append("group_size must satisfy 2 <= low <= high")
+        if self.group_concentration <= 0 or self.group_signal <= 0:
+            problems.append("group_concentration and group_signal must be positive")
         if problems:
             raise ConfigError("; ".join(problems), problems=problems)
 
@@ -156,6 +177,25 @@ def _normal_cdf(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
+def _price_ticks(informed: list[float], shocks: np.ndarray, cfg: SimulationConfig) -> np.ndarray:
+    """Daily YES prices in ticks: the informed probability through a stationary AR(1) mispricing in logit space
+    (started from its stationary distribution; `shocks` are its standard-normal innovations, one per point)."""
+    phi, sd = cfg.noise_persistence, cfg.noise_sd
+    innovation_sd = sd * math.sqrt(1 - phi * phi)
+    noise = [sd * float(shocks[0])]
+    for z in shocks[1:].tolist():  # plain floats: a short loop over numpy scalars is slower
+        noise.append(phi * noise[-1] + innovation_sd * z)
+    pi = np.clip(np.array(informed), _PI_CLIP, 1 - _PI_CLIP)
+    x = np.log(pi) - np.log1p(-pi) + np.array(noise)
+    prices = 1 / (1 + np.exp(-x))
+    return np.clip(np.rint(prices * 1000), MIN_TICKS, MAX_TICKS).astype(int)
+
+
+def _half_spread_range(cfg: SimulationConfig) -> tuple[int, int]:
+    lo_half = math.ceil(cfg.spread[0] * 1000 / 2)
+    return lo_half, max(lo_half, math.floor(cfg.spread[1] * 1000 / 2))
+
+
 def _simulate_market(seed: int, n: int, opened_at: datetime, cfg: SimulationConfig) -> SimulatedMarket:
     """One market from its own random stream (seed, n). The order of draws is part of SIMULATOR_VERSION."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, n]))
@@ -163,8 +203,7 @@ def _simulate_market(seed: int, n: int, opened_at: datetime, cfg: SimulationConf
     truth = min(max(truth, 1e-6), 1 - 1e-6)  # a Beta draw can round to 0 or 1; keep Φ⁻¹ and logit finite
     horizon = int(rng.integers(cfg.horizon_days[0], cfg.horizon_days[1] + 1))
     category = cfg.categories[int(rng.integers(len(cfg.categories)))]
-    lo_half = math.ceil(cfg.spread[0] * 1000 / 2)
-    hi_half = max(lo_half, math.floor(cfg.spread[1] * 1000 / 2))
+    lo_half, hi_half = _half_spread_range(cfg)
     half_spread = int(rng.integers(lo_half, hi_half + 1))
     u_void, u_prob = rng.random(2)
     news = rng.standard_normal(horizon)  # the information steps, one per day
@@ -194,16 +233,7 @@ def _simulate_market(seed: int, n: int, opened_at: datetime, cfg: SimulationConf
         resolution = Resolution.winner(market_id, YES if yes_won else NO, resolved_at=resolves_at,
                                        source="simulated")
 
-    # Mispricing: stationary AR(1) in logit space, started from its stationary distribution.
-    phi, sd = cfg.noise_persistence, cfg.noise_sd
-    innovation_sd = sd * math.sqrt(1 - phi * phi)
-    noise = [sd * float(shocks[0])]
-    for z in shocks[1:].tolist():  # plain floats: a short loop over numpy scalars is slower
-        noise.append(phi * noise[-1] + innovation_sd * z)
-    pi = np.clip(np.array(informed), _PI_CLIP, 1 - _PI_CLIP)
-    x = np.log(pi) - np.log1p(-pi) + np.array(noise)
-    prices = 1 / (1 + np.exp(-x))
-    ticks = np.clip(np.rint(prices * 1000), MIN_TICKS, MAX_TICKS).astype(int)
+    ticks = _price_ticks(informed, shocks, cfg)
 
     question = f"Will event {n} happen by {closes_at.date().isoformat()}?"
     market = Market(
@@ -231,6 +261,65 @@ def _simulate_market(seed: int, n: int, opened_at: datetime, cfg: SimulationConf
     )
 
 
+_GROUP_STREAM = 0x67726F75  # tags a group's random stream, so (seed, G, tag) never meets a market's (seed, n)
+_OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _simulate_group(seed: int, g: int, opened_at: datetime, cfg: SimulationConfig) -> list[SimulatedMarket]:
+    """One exclusive group from its own random stream (seed, G, tag): k binary members, exactly one wins.
+    The order of draws is part of SIMULATOR_VERSION."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, g, _GROUP_STREAM]))
+    k = int(rng.integers(cfg.group_size[0], cfg.group_size[1] + 1))
+    truths = np.maximum(rng.dirichlet([cfg.group_concentration] * k), 1e-6)
+    truths = truths / truths.sum()  # a Dirichlet draw can round a member to 0; keep every log finite
+    horizon = int(rng.integers(cfg.horizon_days[0], cfg.horizon_days[1] + 1))
+    category = cfg.categories[int(rng.integers(len(cfg.categories)))]
+    winner = int(rng.choice(k, p=truths))
+    news = rng.standard_normal((horizon, k))
+    lo_half, hi_half = _half_spread_range(cfg)
+    half_spreads = rng.integers(lo_half, hi_half + 1, size=k)
+    shocks = rng.standard_normal((k, horizon + 1))
+
+    closes_at = opened_at + horizon * DAY
+    resolves_at = closes_at + cfg.resolution_delay
+    revealed = (np.arange(horizon + 1) / horizon) ** cfg.information_power
+    revealed[-1] = 1.0
+    dt = np.diff(revealed)
+    mu = cfg.group_signal
+    won = np.zeros(k)
+    won[winner] = 1.0
+    signal = np.vstack([np.zeros(k), np.cumsum(mu * dt[:, None] * won + np.sqrt(dt)[:, None] * news, axis=0)])
+    logpost = np.log(truths) + mu * signal  # the exact posterior given the signal so far, up to a constant
+    logpost -= logpost.max(axis=1, keepdims=True)
+    posterior = np.exp(logpost)
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    posterior[-1] = won  # the close reveals the winner
+
+    group_id = f"{cfg.venue}:group:{g}"
+    members = []
+    for j in range(k):
+        market_id = f"{cfg.venue}:g{g}-{j + 1}"
+        option = _OPTION_LETTERS[j % len(_OPTION_LETTERS)] + (str(j // len(_OPTION_LETTERS)) if j >= 26 else "")
+        informed = [float(v) for v in posterior[:, j]]
+        resolution = Resolution.winner(market_id, YES if j == winner else NO, resolved_at=resolves_at,
+                                       source="simulated")
+        market = Market(
+            id=market_id, venue=cfg.venue,
+            question=f"Event group {g} ({k} options, exactly one wins by {closes_at.date().isoformat()}): "
+                     f"will option {option} win?",
+            kind=MarketKind.BINARY, close_time=closes_at, status=MarketStatus.OPEN,
+            description=(f"Simulated {category} group: opens {opened_at.isoformat()}, closes {closes_at.isoformat()}; "
+                         f"exactly one of its {k} options resolves YES."),
+            category=category, group_id=group_id,
+        )
+        members.append(SimulatedMarket(
+            market=market, truth=float(truths[j]), opened_at=opened_at, closes_at=closes_at, resolves_at=resolves_at,
+            resolution=resolution, ticks=tuple(int(v) for v in _price_ticks(informed, shocks[j], cfg)),
+            informed=tuple(informed), half_spread_ticks=int(half_spreads[j]),
+        ))
+    return members
+
+
 class SimulatedUniverse:
     """A fixed set of simulated markets queried as of a moment. Build one with `generate`.
 
@@ -253,7 +342,8 @@ class SimulatedUniverse:
     @classmethod
     def generate(cls, seed: int, start: datetime, weeks: int, markets_per_week: int,
                  config: SimulationConfig | None = None, **overrides: object) -> SimulatedUniverse:
-        """A universe of `weeks × markets_per_week` binary markets, ids "sim:1", "sim:2", …
+        """A universe of `weeks × markets_per_week` binary markets, ids "sim:1", "sim:2", …, plus
+        `weeks × groups_per_week` exclusive groups (config) of binary members "sim:g1-1", "sim:g1-2", …
 
         Week w's markets open at `start + w weeks`. `overrides` replace fields of `config`
         (e.g. `void_rate=0.1`). Same seed and arguments → the same universe.
@@ -271,12 +361,15 @@ class SimulatedUniverse:
         cfg.check()
         start = utc(start)
         markets = []
-        n = 0
+        n = g = 0
         for week in range(weeks):
             opened_at = start + week * WEEK
             for _ in range(markets_per_week):
                 n += 1
                 markets.append(_simulate_market(seed, n, opened_at, cfg))
+            for _ in range(cfg.groups_per_week):
+                g += 1
+                markets.extend(_simulate_group(seed, g, opened_at, cfg))
         return cls(seed, start, weeks, markets_per_week, cfg, markets)
 
     # -- what anyone may ask -------------------------------------------------------------------------------

@@ -275,6 +275,6 @@ def test_polymarket_orders_walk_the_book_and_fall_back_to_probability_without_on
     assert a_m1.provenance == "clob_book" and a_m1.price_ppm >= best_ask
     assert a_m1.mid_ppm == (best_ask + best_bid) // 2 or abs(a_m1.mid_ppm - (best_ask + best_bid) / 2) <= 1
     assert a_m1.price_ppm - a_m1.mid_ppm >= 0  # the slippage against the mid is recorded and never negative
-    assert a_m2.provenance == "venue_probability"
+    assert a_m2.provenance == "venue_probability:no_book"  # Polymarket without a book: the fallback says why
     assert b_m1.provenance == "clob_book" and b_m1.price_ppm >= 1_000_000 - best_bid  # NO asks = 1 − YES bids
     assert reasons == ["insufficient_depth"] and not [f for f in fills if f.market_id == m3]

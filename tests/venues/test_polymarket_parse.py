@@ -196,6 +196,15 @@ def test_open_event_can_hold_resolved_members(sample, fetched_at):
     assert states["532854"].resolution.payout(NO) == Price.of(1)
     assert states["514502"].resolution.payout(NO) == Price.of(1)
     assert states["517603"].resolution is None and states["517603"].tradable
+    # a ladder of independent binaries is no exclusive group: no group_id, so no Σ P = 1 check
+    assert all(vm.market.group_id == "" for vm in gpt5.markets)
+
+
+def test_only_neg_risk_markets_carry_their_event_as_group(sample, fetched_at):
+    rows = sample(P + "gamma_markets_list_active.json")
+    parsed, _ = pp.parse_gamma_markets(rows, fetched_at=fetched_at)
+    assert parsed and all(bool(vm.market.group_id) == vm.neg_risk for vm in parsed)
+    assert any(vm.neg_risk for vm in parsed)
 
 
 def test_keyset_page_and_cursor(sample, fetched_at):

@@ -176,3 +176,36 @@ def test_write_replay_from_arena_values(tmp_path):
     with pytest.raises(ReplayFormatError):
         write_replay([records[0], records[0]], tmp_path / "dup.jsonl")
     assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_group_id_marks_an_exclusive_group_and_is_checked(tmp_path):
+    path = tmp_path / "groups.jsonl"
+    path.write_text("\n".join([
+        good_line(market_id="a", group_id="who", resolution=0),
+        good_line(market_id="b", group_id="who", resolution=1),
+        good_line(market_id="c", resolution=1),  # stand-alone
+        good_line(market_id="d", group_id="two-winners", resolution=1),
+        good_line(market_id="e", group_id="two-winners", resolution=1),
+        good_line(market_id="f", group_id="lonely", resolution=1),
+    ]) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayFormatError) as info:
+        read_replay(path)
+    assert info.value.field == "group_id" and info.value.line == 4 and "exactly one member" in str(info.value)
+    loaded = read_replay(path, skip_malformed=True)
+    assert [(r.market_id, r.group_id) for r in loaded.records] == [("a", "who"), ("b", "who"), ("c", "")]
+    assert [n for n, _ in loaded.skipped] == [4, 5, 6] and "one member" in loaded.skipped[2][1]
+    venue = ReplayVenue(loaded.records)
+    t = datetime(2025, 1, 3, tzinfo=UTC)
+    groups = {m.id: m.group_id for m in venue.markets_at(t)}
+    assert groups == {"replay:a": "replay:group:who", "replay:b": "replay:group:who", "replay:c": ""}
+    # written back only where set, so a file without groups is unchanged
+    out = tmp_path / "back.jsonl"
+    write_replay(loaded.records, out)
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x.get("group_id") for x in lines] == ["who", "who", None]
+    assert list(lines[0])[-1] == "group_id"
+    with pytest.raises(ReplayFormatError, match="one member"):
+        write_replay([loaded.records[0], loaded.records[2]], tmp_path / "bad.jsonl")
+    with pytest.raises(ReplayFormatError) as info:
+        parse_record(json.loads(good_line(group_id=3)))
+    assert info.value.field == "group_id"

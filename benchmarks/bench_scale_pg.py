@@ -1,0 +1,277 @@
+"""Benchmark: the arena at venue scale on PostgreSQL — sync, snapshot storage, marks and standings.
+
+Run: ``.venv/bin/python benchmarks/bench_scale_pg.py [--url URL] [--only sync,storage,mark,standings]``
+(URL defaults to ARENA_BENCH_DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/postgres). Each run
+creates a throw-away database and drops it at the end; with no server reachable it says so and exits 0.
+
+1. sync: 100k Gamma markets (the real samples cloned) decoded, parsed and ingested into an empty store
+   (goal ≤ 20 s), then a second sync with 1 % of prices changed (goal ≤ 20 % of the first).
+2. storage: 24 hourly syncs of N markets (default 10k) with a fraction f of prices changing each hour,
+   stored the old way (every sync's quote: one row per market per sync) and the new way (a change or the
+   day's first); bytes per row measured from the partitioned table, projected to 100k markets per day and
+   per year, and after compaction (settled markets thinned to one row a day).
+3. mark: 1M open positions (1,000 cohorts × 20 agents × 50 positions) marked with
+   `mark.mark_to_market` (goal ≤ 5 s), beside the same mark of one cohort scaled by 1,000 (per-cohort loop).
+4. standings: `score.cohort_leaderboards` of the same 1,000 cohorts × 20 agents (goal ≤ 5 s), beside one
+   cohort's standings × 1,000 (the per-cohort loop a site render does today).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from sqlalchemy import text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
+
+from arena.store.engine import make_engine, migrate, normalize_url  # noqa: E402
+
+T0 = datetime(2026, 11, 1, 10, tzinfo=timezone.utc)
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def throwaway(url: str):  # type: ignore[no-untyped-def]
+    """(engine on a fresh database, drop function), or None when no server answers."""
+    base = make_url(normalize_url(url))
+    admin = make_engine(base.render_as_string(hide_password=False)).execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as c:
+            name = f"arena_bench_{uuid.uuid4().hex[:8]}"
+            c.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the server means: skip
+        print(f"SKIP: no PostgreSQL server reachable at {base.render_as_string(hide_password=True)} "
+              f"({type(exc).__name__}); set ARENA_BENCH_DATABASE_URL or --url to run these benchmarks")
+        return None
+    engine = make_engine(base.set(database=name).render_as_string(hide_password=False))
+    migrate(engine)
+
+    def drop() -> None:
+        engine.dispose()
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+    return engine, drop
+
+
+def copy_rows(engine, table: str, columns: list[str], rows) -> None:  # type: ignore[no-untyped-def]
+    with engine.begin() as conn:
+        raw = conn.connection.driver_connection
+        with raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as cp:
+            for r in rows:
+                cp.write_row(r)
+
+
+def table_bytes(engine, table: str = "price_snapshots") -> tuple[int, int]:
+    """(rows, bytes incl. indexes and TOAST) of a table, summed over its partitions."""
+    with engine.connect() as c:
+        c.execute(text(f"ANALYZE {table}"))
+        rows = c.execute(text(f"SELECT count(*) FROM {table}")).scalar()
+        size = c.execute(text(
+            "SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits "
+            "WHERE inhparent = CAST(:t AS regclass)"), {"t": table}).scalar()
+        if not size:
+            size = c.execute(text("SELECT pg_total_relation_size(CAST(:t AS regclass))"), {"t": table}).scalar()
+    return int(rows), int(size)
+
+
+# --- 1. sync ----------------------------------------------------------------------------------------------
+
+def bench_sync(engine, n: int) -> None:  # type: ignore[no-untyped-def]
+    import bench_parse as bp
+
+    rows, origin = bp.make_gamma(n)
+    rows = bp.touch(rows, bp.FETCHED_AT)
+    pages = bp.pages_of(rows)
+    first = bp.sync_pages(engine, pages, bp.FETCHED_AT)
+    hour = bp.FETCHED_AT + timedelta(hours=1)
+    second = bp.sync_pages(engine, bp.pages_of(bp.reprice(rows, hour)), hour)
+    print(f"1. Sync, {n:,} Gamma markets ({origin}), PostgreSQL")
+    bp.print_sync("first sync (empty store)", first)
+    print(f"  first sync {first['total']:7.3f} s  [goal <= 20 s]  -> {first['total'] / 20:.2f} of the goal")
+    bp.print_sync("second sync, 1 % of prices changed", second)
+    print(f"  second / first  {second['total'] / first['total']:6.1%} end to end, "
+          f"{second['ingest'] / first['ingest']:6.1%} ingest only  [goal <= 20 %]")
+
+
+# --- 2. storage -------------------------------------------------------------------------------------------
+
+def bench_storage(engine, n: int, changing: float) -> None:  # type: ignore[no-untyped-def]
+    from arena.domain.market import YES, Market, Quote
+    from arena.money import Price
+    from arena.services import ingest
+    from arena.store.engine import session_scope
+
+    rng = np.random.default_rng(3)
+    markets = [Market(id=f"pm:{i}", venue="pm", question=f"Q{i}?", close_time=T0 + timedelta(days=90))
+               for i in range(n)]
+    price = rng.integers(10_000, 990_000, n)
+    t = time.perf_counter()
+    for h in range(24):
+        at = T0 + timedelta(hours=h)
+        moved = rng.random(n) < changing
+        price = np.where(moved, np.clip(price + rng.integers(-5_000, 5_000, n), 1_000, 999_000), price)
+        quotes = [Quote(m.id, {YES: Price(int(p))}, at, at, bid=Price(int(p) - 1_000), ask=Price(int(p) + 1_000),
+                        source="gamma") for m, p in zip(markets, price)]
+        with session_scope(engine) as s:
+            ingest.record_observations(s, at, markets if h == 0 else (), quotes)
+    elapsed = time.perf_counter() - t
+    new_rows, new_bytes = table_bytes(engine)
+    # the old way: every sync's quote stored, one row per market per hourly sync
+    with engine.begin() as c:
+        c.execute(text("CREATE TABLE snap_every_sync (LIKE price_snapshots INCLUDING ALL)"))
+    old = ((f"pm:{i}", YES, int(price[i]), int(price[i]) - 1_000, int(price[i]) + 1_000, T0 + timedelta(hours=h),
+            T0 + timedelta(hours=h), "gamma") for h in range(24) for i in range(n))
+    copy_rows(engine, "snap_every_sync", ["market_id", "outcome", "price_ppm", "bid_ppm", "ask_ppm",
+                                          "observed_at", "fetched_at", "source"], old)
+    old_rows, old_bytes = table_bytes(engine, "snap_every_sync")
+    per_row = new_bytes / max(new_rows, 1)
+    scale = 100_000 / n
+    day_old, day_new = old_bytes * scale, new_bytes * scale
+    compacted_year = 100_000 * 365 * per_row  # settled markets thinned to one row a day
+    gb = 1e9
+    print(f"2. Snapshot storage, {n:,} markets synced hourly for one simulated day, {changing:.0%} of prices "
+          f"changing each hour (24 syncs in {elapsed:.1f} s)")
+    print(f"  every sync stored (old): {old_rows:,} rows, {old_bytes / 1e6:8.1f} MB  = {old_bytes / old_rows:5.0f} B/row")
+    print(f"  change or daily (new):   {new_rows:,} rows, {new_bytes / 1e6:8.1f} MB  = {per_row:5.0f} B/row  "
+          f"-> {old_bytes / max(new_bytes, 1):.1f}x less")
+    print(f"  projected at 100k markets: old {day_old / gb:6.2f} GB/day, {365 * day_old / gb:7.1f} GB/year; "
+          f"new {day_new / gb:6.3f} GB/day, {365 * day_new / gb:6.1f} GB/year; "
+          f"after compaction of settled markets <= {compacted_year / gb:5.1f} GB/year")
+
+
+# --- 3 and 4. marks and standings at 1,000 cohorts × 20 agents ---------------------------------------------
+
+def build_cohorts(engine, cohorts: int, agents: int, positions: int, markets: int) -> None:  # type: ignore[no-untyped-def]
+    """Cohorts, agents, one decision per agent with `positions` buys on distinct markets, a forecast set of
+    10 markets per decision, one price per market, every other market resolved YES or NO."""
+    import json
+
+    rng = np.random.default_rng(5)
+    t = time.perf_counter()
+    copy_rows(engine, "markets", ["id", "venue", "native_id", "question", "description", "kind", "outcomes",
+                                  "outcome_labels", "status", "close_time", "url", "category", "group_id", "extra",
+                                  "first_seen_at", "updated_at"],
+              ((f"sim:{i}", "sim", str(i), f"Q{i}?", "", "binary", '["YES", "NO"]', '["Yes", "No"]',
+                "open", T0 + timedelta(days=30), "", "", "", "{}", T0, T0) for i in range(markets)))
+    yes = rng.integers(50_000, 950_000, markets)
+    copy_rows(engine, "price_snapshots", ["market_id", "outcome", "price_ppm", "observed_at", "fetched_at", "source"],
+              ((f"sim:{i}", "YES", int(yes[i]), T0, T0, "sim") for i in range(markets)))
+    copy_rows(engine, "resolutions", ["market_id", "version", "kind", "payouts", "recorded_at", "source"],
+              ((f"sim:{i}", 1, "winner", json.dumps({"YES": 1_000_000 * (i % 4 == 0), "NO": 1_000_000 * (i % 4 != 0)}),
+                T0, "sim") for i in range(0, markets, 2)))
+    rules = json.dumps({"bench": True})
+    copy_rows(engine, "cohorts", ["id", "name", "period_start", "status", "starting_cash_micros", "rules", "lineup",
+                                  "created_at"],
+              ((c + 1, f"c{c:04d}", T0 - timedelta(days=c % 7), "open", 10_000_000_000, rules, "[]", T0)
+               for c in range(cohorts)))
+    n_agents = cohorts * agents
+    copy_rows(engine, "agents", ["id", "cohort_id", "name", "kind", "model_id", "config"],
+              ((a + 1, a // agents + 1, f"model-{a % agents:02d}", "scripted", "", "{}") for a in range(n_agents)))
+    copy_rows(engine, "decisions", ["id", "cohort_id", "agent_id", "round_key", "status", "as_of",
+                                    "cash_at_start_micros", "max_bet_micros", "actions", "reasoning", "error",
+                                    "sizing_version", "claimed_at"],
+              ((a + 1, a // agents + 1, a + 1, "w1", "executed", T0, 10_000_000_000, 500_000_000, "[]", "", "", "b",
+                T0) for a in range(n_agents)))
+
+    def fills():  # type: ignore[no-untyped-def]
+        for a in range(n_agents):
+            start = int(rng.integers(0, markets))
+            for j in range(positions):
+                m = (start + j * 7) % markets
+                p = int(yes[m])
+                cost = 100_000_000
+                yield (f"b:{a}:{j}", a // agents + 1, a + 1, f"sim:{m}", "YES", "buy", cost * 1_000_000 // p, -cost,
+                       cost, p, p, "bench", a + 1, T0)
+
+    copy_rows(engine, "fills", ["key", "cohort_id", "agent_id", "market_id", "outcome", "kind", "shares",
+                                "cash_micros", "cost_micros", "price_ppm", "mid_ppm", "provenance", "decision_id", "at"],
+              fills())
+    copy_rows(engine, "forecasts", ["decision_id", "agent_id", "market_id", "source", "probability", "as_of"],
+              ((a + 1, a + 1, f"sim:{k}", "forecast_set", float((a * 7 + k) % 97 + 1) / 100, T0)
+               for a in range(n_agents) for k in range(10)))
+    with engine.connect() as c:
+        c.execute(text("ANALYZE"))
+    print(f"   built {cohorts:,} cohorts × {agents} agents × {positions} positions = "
+          f"{n_agents * positions:,} open positions on {markets:,} markets in {time.perf_counter() - t:.0f} s")
+
+
+def bench_mark(engine, cohorts: int) -> None:  # type: ignore[no-untyped-def]
+    from arena.services.mark import mark_to_market
+
+    as_of = T0 + timedelta(hours=1)
+    t = time.perf_counter()
+    one = mark_to_market(engine, as_of, [1])
+    per_cohort = time.perf_counter() - t
+    t = time.perf_counter()
+    counts = mark_to_market(engine, as_of + timedelta(minutes=1))
+    elapsed = time.perf_counter() - t
+    print(f"3. Mark {counts.positions:,} open positions of {counts.agents:,} agents (PostgreSQL): {elapsed:6.2f} s "
+          f"[goal <= 5 s]; one cohort at a time ({one.positions:,} positions in {per_cohort:.3f} s) × {cohorts:,} "
+          f"= {per_cohort * cohorts:6.1f} s -> {per_cohort * cohorts / elapsed:.1f}x")
+
+
+def bench_standings(engine, cohorts: int) -> None:  # type: ignore[no-untyped-def]
+    from arena.services.score import cohort_leaderboards
+
+    as_of = T0 + timedelta(hours=2)
+    t = time.perf_counter()
+    one = cohort_leaderboards(engine, as_of, ["c0000"])
+    per_cohort = time.perf_counter() - t
+    t = time.perf_counter()
+    board = cohort_leaderboards(engine, as_of)
+    elapsed = time.perf_counter() - t
+    print(f"4. Standings of {board['cohort'].nunique():,} cohorts × {len(one)} agents ({len(board):,} rows, "
+          f"PostgreSQL): {elapsed:6.2f} s [goal <= 5 s]; one cohort ({per_cohort:.3f} s) × {cohorts:,} = "
+          f"{per_cohort * cohorts:6.1f} s -> {per_cohort * cohorts / elapsed:.1f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=os.environ.get("ARENA_BENCH_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--only", default="sync,storage,mark,standings")
+    parser.add_argument("--markets", type=int, default=100_000, help="markets in the sync benchmark")
+    parser.add_argument("--storage-markets", type=int, default=10_000)
+    parser.add_argument("--changing", type=float, default=0.05, help="fraction of prices changing each hour")
+    parser.add_argument("--cohorts", type=int, default=1_000)
+    parser.add_argument("--positions", type=int, default=50, help="open positions per agent")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    for part in ("sync", "storage", "scores"):
+        if part == "scores" and not only & {"mark", "standings"}:
+            continue
+        if part != "scores" and part not in only:
+            continue
+        made = throwaway(args.url)
+        if made is None:
+            return 0
+        engine, drop = made
+        try:
+            if part == "sync":
+                bench_sync(engine, args.markets)
+            elif part == "storage":
+                bench_storage(engine, args.storage_markets, args.changing)
+            else:
+                build_cohorts(engine, args.cohorts, 20, args.positions, 20_000)
+                if "mark" in only:
+                    bench_mark(engine, args.cohorts)
+                if "standings" in only:
+                    bench_standings(engine, args.cohorts)
+        finally:
+            drop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
