@@ -1,9 +1,11 @@
 """Scripted baseline agents (always-0.5, market follower, random, Kelly extremizer, noisy oracle) and the demo lineup.
 
 Pure: no I/O, no wall clock, no global random state. Each agent's randomness comes from its own seed mixed
-with the view (agent id, as-of time, market id), so a decision depends only on the seed and the view — never
-on how many times the agent was called before. Imports only `arena.money`, `arena.domain` and `arena.agents.view`;
-it must not import a venue (the oracle gets its hidden truth as a plain function).
+with the view (agent id, as-of time, market id, and `view.replicate` when a seat is asked k times), so a
+decision depends only on the seed and the view — never on how many times the agent was called before.
+Replicate 1 draws exactly what an unreplicated agent draws; replicates 2..k draw fresh run-to-run noise.
+Imports only `arena.money`, `arena.domain` and `arena.agents.view`; it must not import a venue (the oracle
+gets its hidden truth as a plain function).
 
 Rules every agent here keeps (the broker checks them too): it bets only on binary markets in the view that are
 open at `view.as_of`; each stake is whole cents (rounded down), at least `view.min_bet`, at most
@@ -189,7 +191,7 @@ class RandomBettor:
         self.max_bets = max_bets
 
     def decide(self, view: AgentView) -> Decision:
-        rng = rng_for(self.seed, self.name, view.agent_id, view.as_of.isoformat())
+        rng = rng_for(self.seed, self.name, view.agent_id, view.as_of.isoformat(), *_replicate_key(view))
         markets = tradable(view)
         ids = sorted(set(view.forecast_set) | {mv.market.id for mv in markets})
         stated = {mid: rounded(float(rng.uniform(0.01, 0.99))) for mid in ids}
@@ -259,10 +261,13 @@ class KellyBettor:
 class NoisyOracle:
     """An agent of known skill: its belief is the hidden truth seen through logit-space noise.
 
-    belief_i = sigmoid(logit(truth_i) + skill_sd · z_i), with z_i ~ N(0, 1) fixed per (seed, name, market):
-    the same market always gets the same error from the same agent. `belief(market_id)` gives the hidden
-    truth; pass `belief_at(market_id, as_of)` instead to use the truth given what was known at the view's time
-    (the simulator's `truth_at`), so the oracle does not bet on stale knowledge as news arrives.
+    belief_i = sigmoid(logit(truth_i) + skill_sd · z_i + replicate_sd · e_ir), with z_i ~ N(0, 1) fixed per
+    (seed, `error_key` (default: the name), market): the same market always gets the same error from the same
+    agent; e_ir ~ N(0, 1) is run-to-run noise, drawn per (seed, name, market, as-of, replicate r) — what asking
+    a model the same question twice changes (0 by default: every replicate then answers alike). Two oracles
+    with one `error_key` and one seed are the same forecaster at two skill levels (an ablation pair).
+    `belief(market_id)` gives the hidden truth; pass `belief_at(market_id, as_of)` instead to use the truth
+    given what was known at the view's time (the simulator's `truth_at`), so the oracle does not bet on stale knowledge as news arrives.
 
     It bets where its belief beats the cost of a side by more than `edge_threshold`, sizing
     `kelly_multiplier` × Kelly × view.cash (capped at max_bet), at most `max_bets` bets per decision, best
@@ -275,7 +280,7 @@ class NoisyOracle:
     def __init__(self, name: str, skill_sd: float, belief: Callable[[str], float] | None = None, *,
                  belief_at: Callable[[str, datetime], float] | None = None, seed: int = 0,
                  edge_threshold: float = 0.05, kelly_multiplier: float = 0.5, max_bets: int = 5,
-                 sell_edge: float | None = 0.1) -> None:
+                 sell_edge: float | None = 0.1, replicate_sd: float = 0.0, error_key: str | None = None) -> None:
         if belief is None and belief_at is None:
             raise ValueError("NoisyOracle needs belief(market_id) or belief_at(market_id, as_of)")
         if skill_sd < 0 or edge_threshold < 0 or kelly_multiplier <= 0 or max_bets < 0:
@@ -289,23 +294,35 @@ class NoisyOracle:
         self.kelly_multiplier = kelly_multiplier
         self.max_bets = max_bets
         self.sell_edge = sell_edge
+        if replicate_sd < 0:
+            raise ValueError("replicate_sd must be >= 0")
+        self.replicate_sd = replicate_sd
+        self.error_key = error_key or name
 
     def error(self, market_id: str) -> float:
         """This agent's fixed standard-normal error for `market_id` (before scaling by skill_sd)."""
-        return float(rng_for(self.seed, self.name, "error", market_id).standard_normal())
+        return float(rng_for(self.seed, self.error_key, "error", market_id).standard_normal())
 
-    def belief(self, market_id: str, as_of: datetime) -> float:
-        """Its P(YES) for `market_id` at `as_of`, in (0, 1)."""
+    def replicate_error(self, market_id: str, as_of: datetime, replicate: int) -> float:
+        """The standard-normal run-to-run error of one ask (before scaling by replicate_sd)."""
+        return float(rng_for(self.seed, self.name, "replicate", market_id, as_of.isoformat(),
+                             replicate).standard_normal())
+
+    def belief(self, market_id: str, as_of: datetime, replicate: int = 1) -> float:
+        """Its P(YES) for `market_id` at `as_of` in replicate `replicate`, in (0, 1)."""
         truth = self._belief_at(market_id, as_of) if self._belief_at is not None else self._belief(market_id)
         truth = min(max(float(truth), 1e-4), 1 - 1e-4)
-        return sigmoid(logit(truth) + self.skill_sd * self.error(market_id))
+        x = logit(truth) + self.skill_sd * self.error(market_id)
+        if self.replicate_sd:
+            x += self.replicate_sd * self.replicate_error(market_id, as_of, replicate)
+        return sigmoid(x)
 
     def decide(self, view: AgentView) -> Decision:
         beliefs: dict[str, float] = {}
 
         def believe(mid: str) -> float:
             if mid not in beliefs:
-                beliefs[mid] = self.belief(mid, view.as_of)
+                beliefs[mid] = self.belief(mid, view.as_of, view.replicate)
             return beliefs[mid]
 
         forecasts = {mid: rounded(believe(mid)) for mid in view.forecast_set}
@@ -343,6 +360,67 @@ class NoisyOracle:
                         reasoning=f"oracle sd={self.skill_sd}: {len(bets)} bet(s), {sells} sell(s)")
 
 
+class MetricGamer:
+    """Games seed 001's implied-confidence Brier while stating honest-but-noisy beliefs (issue 12, item 10).
+
+    Its stated P(YES) — on the forecast set and on every bet — is the hidden truth seen through logit noise of
+    `skill_sd`, like a NoisyOracle. Its bets are chosen for the size-implied metric, not for profit: on markets
+    priced at least `certain` (or at most 1 − `certain`) it stakes the maximum on the favourite (a maximum bet
+    reads as 100 % confidence, and the favourite nearly always wins); on up to `max_tiny` other markets where it
+    is most sure, it stakes the minimum on the side it believes LESS (a minimum NO bet reads as P(YES) ≈ 1). The
+    headline (the stated forecasts' Brier) ranks it by its noisy beliefs; seed 001's column is fooled.
+    """
+
+    version = "metric-gamer-1"
+
+    def __init__(self, name: str = "metric-gamer", skill_sd: float = 1.2, belief: Callable[[str], float] | None = None,
+                 *, belief_at: Callable[[str, datetime], float] | None = None, seed: int = 0, certain: float = 0.93,
+                 max_certain: int = 3, max_tiny: int = 3) -> None:
+        self.name = name
+        self.skill_sd = skill_sd
+        self.seed = seed
+        self.certain = certain
+        self.max_certain = max_certain
+        self.max_tiny = max_tiny
+        self._oracle = NoisyOracle(name, skill_sd, belief, belief_at=belief_at, seed=seed)
+
+    def decide(self, view: AgentView) -> Decision:
+        beliefs: dict[str, float] = {}
+
+        def believe(mid: str) -> float:
+            if mid not in beliefs:
+                beliefs[mid] = self._oracle.belief(mid, view.as_of)
+            return beliefs[mid]
+
+        forecasts = {mid: rounded(believe(mid)) for mid in view.forecast_set}
+        held = held_markets(view)
+        markets = [mv for mv in tradable(view) if mv.market.id not in held]
+        certain = sorted((mv for mv in markets if max(market_probability(mv.quote),
+                                                     1 - market_probability(mv.quote)) >= self.certain),
+                         key=lambda mv: (-abs(market_probability(mv.quote) - 0.5), mv.market.id))[: self.max_certain]
+        taken = {mv.market.id for mv in certain}
+        others = sorted((mv for mv in markets if mv.market.id not in taken),
+                        key=lambda mv: (-abs(believe(mv.market.id) - 0.5), mv.market.id))[: self.max_tiny]
+        budget = Budget(view)
+        actions: list[Action] = []
+        for mv, wish, side in ([(mv, budget.max_bet.micros, YES if market_probability(mv.quote) >= 0.5 else NO)
+                                for mv in certain]
+                               + [(mv, budget.min_bet.micros, NO if believe(mv.market.id) >= 0.5 else YES)
+                                  for mv in others]):
+            amount = budget.stake(wish)
+            if amount is None:
+                continue
+            budget.spend(amount)
+            actions.append(Bet(mv.market.id, side, amount, rounded(believe(mv.market.id)),
+                               rationale="sized for seed 001's implied-confidence Brier, not for profit"))
+        return Decision(tuple(actions), forecasts, reasoning=f"metric gamer: {len(actions)} bet(s)")
+
+
+def _replicate_key(view: AgentView) -> tuple[object, ...]:
+    """What a replicate adds to a random stream: nothing for replicate 1 (an unreplicated agent's stream)."""
+    return () if view.replicate == 1 else ("replicate", view.replicate)
+
+
 def _best_side(p_yes: float, quote: Quote) -> tuple[str, float]:
     """The side with the larger Kelly fraction at its buy cost, and that fraction (0 when neither has an edge)."""
     f_yes = kelly_fraction(p_yes, buy_cost(quote, YES))
@@ -377,7 +455,19 @@ class TruthSource(Protocol):
 
 
 DEMO_NAMES = ("oracle-sharp", "oracle-fair", "oracle-noisy", "kelly-extremizer", "random", "market-follower",
-              "always-0.5")
+              "always-0.5", "metric-gamer", "forecaster-v1", "forecaster-v2")
+
+# The demo's ablation pair: one scripted forecaster (same seed, same per-market errors) before and after a
+# planted improvement (its persistent error shrinks from 1.6 to 0.4 in logit units, as a better prompt
+# might), each asked DEMO_REPLICATES times per decision with run-to-run noise 0.4. How they are frozen into
+# the lineup: seat name → extra lineup config.
+DEMO_REPLICATES = 3
+DEMO_ABLATION = {
+    "forecaster-v1": {"replicates": DEMO_REPLICATES},
+    "forecaster-v2": {"replicates": DEMO_REPLICATES, "variant_of": "forecaster-v1", "factor": "prompt version"},
+}
+ABLATION_SD = {"forecaster-v1": 1.6, "forecaster-v2": 0.4}
+ABLATION_REPLICATE_SD = 0.4
 
 
 def demo_lineup(universe: TruthSource, seed: int) -> list[Agent]:
@@ -402,6 +492,11 @@ def demo_lineup(universe: TruthSource, seed: int) -> list[Agent]:
         RandomBettor("random", seed=_derived_seed(seed, "random")),
         MarketFollower("market-follower"),
         AlwaysHalf("always-0.5"),
+        MetricGamer("metric-gamer", 1.2, **({"belief_at": truth_at} if truth_at is not None else
+                                             {"belief": universe.truth}), seed=_derived_seed(seed, "metric-gamer")),
+        *(NoisyOracle(name, sd, **({"belief_at": truth_at} if truth_at is not None else {"belief": universe.truth}),
+                      seed=_derived_seed(seed, "forecaster"), error_key="forecaster",
+                      replicate_sd=ABLATION_REPLICATE_SD) for name, sd in ABLATION_SD.items()),
     ]
 
 
@@ -432,9 +527,11 @@ __all__ = [
     "replay_lineup",
     "AlwaysHalf",
     "Budget",
+    "DEMO_ABLATION",
     "DEMO_NAMES",
     "KellyBettor",
     "MarketFollower",
+    "MetricGamer",
     "NoisyOracle",
     "RandomBettor",
     "TruthSource",

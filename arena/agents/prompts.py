@@ -1,8 +1,13 @@
 """The versioned decision prompt: turns an AgentView into the system and user messages a model is sent.
 
-Owns the prompt's content and its version (`PROMPT_VERSION`, stored with every model call); the words live in
-`templates/prompts/decision_v1.j2`. Numbers are computed and formatted here, the template only loops and lays
-them out. Changing what the prompt says means a new template file and a new version, never an edit in place.
+Owns the prompt's content and its versions (stored with every model call); the words live in
+`templates/prompts/decision_v<N>.j2`, one file per version (`TEMPLATES`). A cohort is frozen with one version
+(`CohortRules.prompt_version`, carried to the agent in `AgentView.prompt_version`): decision-v1 for cohorts that
+started with it, decision-v2 (`PROMPT_VERSION`, the newest) for new ones. v1 told models that a YES bet
+forecasts P(YES) = confidence; v2 says how agents are really ranked (the Brier score of the stated P(YES) on
+the shared forecast set) and that bets should be sized by edge against the price. Numbers are computed and
+formatted here, the template only loops and lays them out. Changing what the prompt says means a new template
+file and a new version, never an edit in place.
 Imports jinja2, the view and the value types; no HTTP, no store.
 
 Two defects of earlier arenas are avoided on purpose: the portfolio total counts *every* position, including
@@ -17,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from decimal import Decimal
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +30,14 @@ import jinja2
 
 from arena.agents.view import AgentView, MarketView, PositionView
 from arena.domain.market import MarketKind
+from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS
 from arena.money import MICRO, Money, Price
 
-PROMPT_VERSION = "decision-v1"
-TEMPLATE_NAME = "decision_v1.j2"
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates" / "prompts"
+TEMPLATES = {"decision-v1": "decision_v1.j2", "decision-v2": "decision_v2.j2"}  # version → template file
+PROMPT_VERSION = DEFAULT_PROMPT_VERSION  # the newest version: what a new cohort is sent
+TEMPLATE_NAME = TEMPLATES[PROMPT_VERSION]
+assert tuple(TEMPLATES) == PROMPT_VERSIONS, "every version a cohort can be frozen with needs its template"
+TEMPLATES_DIR = Path(str(files("arena._templates"))) / "prompts"  # package data (the repo's templates/prompts/)
 DEFAULT_MAX_MARKETS = 100  # markets listed at most (forecast-set and held markets are always listed)
 DEFAULT_DESCRIPTION_CHARS = 400  # resolution criteria are cut to this many characters
 
@@ -110,6 +119,14 @@ class ForecastRow:
 
 
 @dataclass(frozen=True)
+class GroupRow:
+    """A mutually exclusive group (exactly one member resolves YES) whose members are all in the forecast set."""
+
+    group_id: str
+    market_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PromptContext:
     """Everything the template shows, already computed and formatted (money as "$1,234.56", prices 0..1)."""
 
@@ -127,6 +144,7 @@ class PromptContext:
     markets_total: int
     forecast_set: tuple[ForecastRow, ...]
     forecast_ids_json: str
+    groups: tuple[GroupRow, ...] = ()  # exclusive groups among the forecast set (shown from decision-v2 on)
 
     def variables(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -137,7 +155,7 @@ class Prompt:
     """The messages sent to a model (OpenAI chat format) and the prompt version that made them."""
 
     messages: tuple[Mapping[str, str], ...]
-    version: str = PROMPT_VERSION
+    version: str = PROMPT_VERSION  # the version whose template made the messages
 
     def as_list(self) -> list[dict[str, str]]:
         return [dict(m) for m in self.messages]
@@ -271,6 +289,11 @@ def prompt_context(view: AgentView, max_markets: int = DEFAULT_MAX_MARKETS,
     markets = tuple(_market_row(mv, view, forecast_ids, description_chars)
                     for mv in shown_markets(view, max_markets))
     questions = {mv.market.id: mv.market.question for mv in view.markets}
+    members: dict[str, list[str]] = {}
+    for mv in view.markets:
+        if mv.market.group_id and mv.market.id in forecast_ids:
+            members.setdefault(mv.market.group_id, []).append(mv.market.id)
+    groups = tuple(GroupRow(g, tuple(sorted(ids))) for g, ids in sorted(members.items()) if len(ids) >= 2)
     return PromptContext(
         now=format_time(as_of), weekday=as_of.strftime("%A"), cash=str(view.cash), max_bet=str(view.max_bet),
         max_bet_pct=f"{max_pct:.0f}", min_bet=str(view.min_bet), positions=positions,
@@ -278,33 +301,46 @@ def prompt_context(view: AgentView, max_markets: int = DEFAULT_MAX_MARKETS,
         closed_positions=sum(1 for p in view.positions if not p.market_open),
         markets=markets, markets_total=len(view.markets),
         forecast_set=tuple(ForecastRow(mid, questions.get(mid, "")) for mid in view.forecast_set),
-        forecast_ids_json=json.dumps(list(view.forecast_set)),
+        forecast_ids_json=json.dumps(list(view.forecast_set)), groups=groups,
     )
 
 
 # -- rendering ---------------------------------------------------------------------------------------------------
 
 
-def render_variables(variables: Mapping[str, Any], env: jinja2.Environment | None = None) -> Prompt:
-    """Render the system and user messages from template variables (raises jinja2.UndefinedError when the
-    template needs a variable that is missing)."""
-    template = (env or _default_env()).get_template(TEMPLATE_NAME)
+def template_name(version: str = PROMPT_VERSION) -> str:
+    """The template file of a prompt version; ValueError naming the known versions for any other."""
+    try:
+        return TEMPLATES[version]
+    except KeyError:
+        raise ValueError(f"unknown prompt version {version!r}; known: {', '.join(TEMPLATES)}") from None
+
+
+def render_variables(variables: Mapping[str, Any], env: jinja2.Environment | None = None,
+                     version: str = PROMPT_VERSION) -> Prompt:
+    """Render the system and user messages of prompt `version` from template variables (raises
+    jinja2.UndefinedError when the template needs a variable that is missing)."""
+    template = (env or _default_env()).get_template(template_name(version))
     module = template.make_module(dict(variables))
     system = str(module.system()).strip()  # type: ignore[attr-defined]
     user = str(module.user()).strip()  # type: ignore[attr-defined]
-    return Prompt(({"role": "system", "content": system}, {"role": "user", "content": user}))
+    return Prompt(({"role": "system", "content": system}, {"role": "user", "content": user}), version)
 
 
 def render_prompt(view: AgentView, max_markets: int = DEFAULT_MAX_MARKETS,
-                  description_chars: int = DEFAULT_DESCRIPTION_CHARS, env: jinja2.Environment | None = None) -> Prompt:
+                  description_chars: int = DEFAULT_DESCRIPTION_CHARS, env: jinja2.Environment | None = None,
+                  version: str | None = None) -> Prompt:
     """The decision prompt for `view`: a system message (role, rules, scoring, reply format) and a user message
-    (time, portfolio, markets, forecast set)."""
-    return render_variables(prompt_context(view, max_markets, description_chars).variables(), env)
+    (time, portfolio, markets, forecast set). The version is `version`, else the cohort's (`view.prompt_version`),
+    else the newest."""
+    chosen = version or view.prompt_version or PROMPT_VERSION
+    return render_variables(prompt_context(view, max_markets, description_chars).variables(), env, chosen)
 
 
-def repair_message(errors: Sequence[str], env: jinja2.Environment | None = None) -> str:
+def repair_message(errors: Sequence[str], env: jinja2.Environment | None = None,
+                   version: str = PROMPT_VERSION) -> str:
     """The user message asking for a corrected reply: it quotes every problem back."""
-    template = (env or _default_env()).get_template(TEMPLATE_NAME)
+    template = (env or _default_env()).get_template(template_name(version))
     module = template.make_module({})
     return str(module.repair(list(errors))).strip()  # type: ignore[attr-defined]
 
@@ -313,6 +349,7 @@ __all__ = [
     "DEFAULT_DESCRIPTION_CHARS",
     "DEFAULT_MAX_MARKETS",
     "PROMPT_VERSION",
+    "TEMPLATES",
     "Prompt",
     "PromptContext",
     "prompt_context",
@@ -321,4 +358,5 @@ __all__ = [
     "render_variables",
     "repair_message",
     "shown_markets",
+    "template_name",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from arena.domain.decision import Decision
 from arena.domain.market import Market, Quote
@@ -32,6 +32,22 @@ class MarketView:
     quote: Quote
 
 
+class MarketFacts(Protocol):
+    """Read-only facts about markets as the store knew them at `as_of` (bound when the view is built), for an
+    agent's tools: nothing fetched, first seen or resolved after `as_of` is ever returned. Each method returns a
+    JSON-able dict and raises LookupError for a market the store did not know at `as_of`."""
+
+    as_of: datetime
+
+    def price_history(self, market_id: str, max_points: int) -> dict[str, Any]: ...
+
+    def order_book(self, market_id: str) -> dict[str, Any]: ...
+
+    def related_markets(self, market_id: str) -> dict[str, Any]: ...
+
+    def resolution_criteria(self, market_id: str) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class AgentView:
     """The world as the agent may see it at `as_of`: its cash, positions and the open markets with prices."""
@@ -44,6 +60,11 @@ class AgentView:
     positions: tuple[PositionView, ...]
     markets: tuple[MarketView, ...]
     forecast_set: tuple[str, ...] = ()  # market ids every agent of the cohort is asked to forecast
+    prompt_version: str = ""  # the decision prompt the cohort is frozen with; "" = the newest
+    facts: MarketFacts | None = None  # what tools may read, bound to `as_of`; None outside a decision round
+    # which independent ask of the decision this view is for (1..k, `replicates = k`); never shown in a prompt,
+    # scripted agents mix it into their noise so replicates differ as repeated model calls would
+    replicate: int = 1
 
     def market(self, market_id: str) -> MarketView | None:
         for m in self.markets:

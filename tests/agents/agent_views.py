@@ -13,9 +13,10 @@ NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
 def binary(mid: str, question: str, yes: str, *, volume_24h: float = 1000.0, volume: float = 50_000.0,
            closes_in: timedelta = timedelta(days=18, hours=12), bid: str | None = None, ask: str | None = None,
-           description: str = "", status: MarketStatus = MarketStatus.OPEN) -> MarketView:
+           description: str = "", status: MarketStatus = MarketStatus.OPEN, group_id: str = "") -> MarketView:
     m = Market(id=mid, venue=mid.split(":")[0], question=question, close_time=NOW + closes_in, status=status,
-               description=description, volume=volume, volume_24h=volume_24h, category="politics")
+               description=description, volume=volume, volume_24h=volume_24h, category="politics",
+               group_id=group_id)
     q = Quote(mid, {"YES": Price.of(yes)}, observed_at=NOW - timedelta(minutes=5), fetched_at=NOW,
               bid=Price.of(bid) if bid else None, ask=Price.of(ask) if ask else None)
     return MarketView(m, q)

@@ -9,6 +9,10 @@ model "*" is a shared queue for any model. When a model's script runs out the `d
 responder function of the request), else a 500 saying the script ran out. `latency_s` delays every answer
 (the benchmark's fixed latency L). Every request is recorded (headers included) for assertions.
 
+Tool calling (OpenAI form): a `Reply` with `tool_calls` asks for tools (`tool_call(name, args)` builds one);
+`tool_responder(...)` is a scripted responder that first asks for a tool, then answers from the tool's result
+(the `role: tool` messages the agent sent back, read with `tool_results(request)`).
+
     with StandinServer(default=hold_responder(), latency_s=0.05) as server:
         agent = LLMAgent("m", "m", server.base_url, "test-key")
 """
@@ -33,7 +37,9 @@ class Reply:
     """One scripted answer. `content` is the assistant message; `body` (raw text) overrides the whole body.
 
     Token counts default to an estimate (characters / 4) unless given; `usage=False` leaves usage out.
-    `delay_s` is added to the server's latency before answering.
+    `cost` adds OpenRouter's `usage.cost` (USD) and `provider` its top-level `provider` field.
+    `delay_s` is added to the server's latency before answering. `no_length` sends the body without a
+    Content-Length header (read until the connection closes), as a streaming proxy might.
     """
 
     content: str | None = ""
@@ -46,6 +52,10 @@ class Reply:
     served_model: str | None = None  # default: the model the request asked for
     finish_reason: str = "stop"
     usage: bool = True
+    cost: float | None = None
+    provider: str | None = None
+    no_length: bool = False
+    tool_calls: tuple[Mapping[str, Any], ...] = ()  # OpenAI tool_calls of the assistant message
 
 
 def ok(content: str, **kw: Any) -> Reply:
@@ -74,8 +84,21 @@ def response_format_refused(**kw: Any) -> Reply:
     return Reply(status=400, body=body, **kw)
 
 
+def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str = "call_1", **kw: Any) -> Reply:
+    """A reply that asks for one tool call (content null, finish_reason "tool_calls")."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply(content=None, finish_reason="tool_calls",
+                 tool_calls=({"id": call_id, "type": "function", "function": {"name": name, "arguments": args}},),
+                 **kw)
+
+
 def slow(content: str, delay_s: float, **kw: Any) -> Reply:
     return Reply(content=content, delay_s=delay_s, **kw)
+
+
+def huge(size_bytes: int, **kw: Any) -> Reply:
+    """A 200 completion whose content alone is `size_bytes` long (a runaway model)."""
+    return Reply(content="x" * size_bytes, **kw)
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,12 @@ class RecordedRequest:
     @property
     def authorization(self) -> str:
         return self.headers.get("authorization", "")
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the tools the request offers."""
+        tools = self.body.get("tools", []) if isinstance(self.body, dict) else []
+        return [t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict)]
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -124,6 +153,35 @@ def hold_responder(p: float = 0.5, **kw: Any) -> Responder:
     return respond
 
 
+def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:
+    """The `role: tool` messages of the conversation, in order: tool_call_id and content (decoded JSON when it
+    is JSON, else the text)."""
+    out = []
+    for m in request.messages:
+        if m.get("role") == "tool":
+            content = m.get("content", "")
+            try:
+                content = json.loads(content)
+            except (TypeError, ValueError):
+                pass
+            out.append({"tool_call_id": m.get("tool_call_id"), "content": content})
+    return out
+
+
+def tool_responder(tool: str, arguments: Callable[[RecordedRequest], Mapping[str, Any]],
+                   answer: Callable[[RecordedRequest, list[dict[str, Any]]], Reply]) -> Responder:
+    """A scripted agent loop: while the conversation holds no tool result, ask for `tool` with
+    `arguments(request)`; then answer with `answer(request, tool_results(request))`."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        results = tool_results(request)
+        if not results:
+            return tool_call(tool, arguments(request))
+        return answer(request, results)
+
+    return respond
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
@@ -138,12 +196,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
-    def _send(self, status: int, body: str, headers: Mapping[str, str] | None = None) -> None:
+    def _send(self, status: int, body: str, headers: Mapping[str, str] | None = None,
+              no_length: bool = False) -> None:
         data = body.encode("utf-8")
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            if no_length:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(len(data)))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
@@ -184,9 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = standin._next(request)
         standin._wait(standin.latency_s + reply.delay_s)
         if reply.body is not None or reply.status != 200:
-            self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers)
+            self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers, reply.no_length)
             return
-        self._send(200, json.dumps(standin._completion(request, reply)), reply.headers)
+        self._send(200, json.dumps(standin._completion(request, reply)), reply.headers, reply.no_length)
 
 
 class StandinServer:
@@ -265,6 +328,8 @@ class StandinServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": reply.finish_reason}],
         }
+        if reply.tool_calls:
+            out["choices"][0]["message"]["tool_calls"] = [dict(c) for c in reply.tool_calls]
         if reply.usage:
             prompt = reply.prompt_tokens
             if prompt is None:
@@ -274,6 +339,10 @@ class StandinServer:
                 completion = len(content or "") // 4
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
                             "total_tokens": prompt + completion}
+            if reply.cost is not None:
+                out["usage"]["cost"] = reply.cost
+        if reply.provider is not None:
+            out["provider"] = reply.provider
         return out
 
     # -- running -----------------------------------------------------------------------------------------------
@@ -318,5 +387,6 @@ class StandinServer:
         self.stop()
 
 
-__all__ = ["ANY_MODEL", "RecordedRequest", "Reply", "StandinServer", "forecast_ids", "hold_responder", "json_reply",
-           "ok", "rate_limited", "response_format_refused", "server_error", "slow"]
+__all__ = ["ANY_MODEL", "RecordedRequest", "Reply", "StandinServer", "forecast_ids", "hold_responder", "huge",
+           "json_reply", "ok", "rate_limited", "response_format_refused", "server_error", "slow", "tool_call",
+           "tool_responder", "tool_results"]

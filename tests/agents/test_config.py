@@ -3,6 +3,8 @@ naming the key for every mistake (never echoing what might be a key)."""
 
 from __future__ import annotations
 
+import json
+
 from decimal import Decimal
 from pathlib import Path
 
@@ -39,6 +41,7 @@ def test_the_example_file_is_the_example_text_and_is_valid():
     assert gpt.base_url == OPENROUTER_BASE_URL and gpt.api_key_env == "OPENROUTER_API_KEY"
     assert gpt.prices == TokenPrices(0.15, 0.60)
     assert gpt.response_format == "json_schema" and gpt.max_repairs == 2 and gpt.temperature == 0.0
+    assert gpt.max_completion_tokens is None and gpt.reasoning_effort is None and gpt.max_reply_bytes == 262144
     assert cfg.agent("kelly-extremizer").params == {"alpha": 1.5, "kelly_multiplier": 1.0}
     assert cfg.schedule.overrides()["sync"] == {"minutes": 15}
     assert cfg.schedule.overrides()["cohort_start"] == "0 0 * * sun"
@@ -158,6 +161,29 @@ def test_lineup_json_has_the_env_var_name_only():
     ("[[agents]]\nname = \"a\"\nmodel = \"m\"\n[[agents]]\nname = \"a\"\nmodel = \"n\"", "agents.name",
      "used twice"),
     ("[[agents]]\nname = \"random\"\nmodel = \"m\"", "agents.name", "default name of the 'random' baseline"),
+    ("[schedule]\nmark = \"99 99 * * *\"", "mark", "not a valid crontab"),
+    ("[schedule]\nsettle = \"*/0 * * * *\"", "settle", "not a valid crontab"),
+    ("[schedule]\nsync = \"0 0 32 * *\"", "sync", "not a valid crontab"),
+    ("[cohort]\nstarting_cash = 1e30", "starting_cash", "at most 1000000000 USD"),
+    ("[cohort]\nmax_actions = 1.5", "max_actions", "integer"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nmax_completion_tokens = 0", "max_completion_tokens", "≥ 1"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nreasoning_effort = \"max\"", "reasoning_effort", "one of"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nmax_reply_bytes = 10", "max_reply_bytes", "≥ 1024"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_headers = { authorization = \"Bearer x\" }",
+     "extra_headers.authorization", "cannot be overridden"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_headers = { \"X Bad\" = \"1\" }", "extra_headers.X Bad",
+     "header name"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_headers = { X-Title = 3 }", "extra_headers.X-Title",
+     "one-line string"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_headers = 3", "extra_headers", "must be a table"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_body = { model = \"x\" }", "extra_body.model",
+     "cannot be overridden"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_body = { max_tokens = 5 }", "extra_body.max_tokens",
+     "use the agent's max_tokens key"),
+    ("[[agents]]\nname = \"a\"\nmodel = \"m\"\nextra_body = { when = 2026-01-01 }", "extra_body.when",
+     "JSON-like"),
+    ("[[agents]]\nname = \"r\"\nkind = \"random\"\nreasoning_effort = \"low\"", "reasoning_effort",
+     "only to kind"),
 ])
 def test_errors_name_the_bad_key(text, key, words):
     with pytest.raises(ConfigError) as info:
@@ -166,6 +192,21 @@ def test_errors_name_the_bad_key(text, key, words):
     assert message.startswith("arena.toml:")
     assert key in message or key in str(info.value.data.get("key", "")), message
     assert words in message, message
+
+
+def test_endpoint_options_are_read_and_frozen_into_the_lineup_without_header_values():
+    cfg = parse_config('[[agents]]\nname = "o3"\nmodel = "openai/o3"\nmax_completion_tokens = 20000\n'
+                       'reasoning_effort = "high"\nmax_reply_bytes = 65536\n'
+                       'extra_headers = { "X-Title" = "arena", "HTTP-Referer" = "https://example.org" }\n'
+                       'extra_body = { provider = { sort = "price", allow_fallbacks = false } }\n')
+    o3 = cfg.agent("o3")
+    assert o3.temperature is None and o3.max_completion_tokens == 20000 and o3.reasoning_effort == "high"
+    assert dict(o3.extra_headers) == {"X-Title": "arena", "HTTP-Referer": "https://example.org"}
+    assert o3.extra_body["provider"] == {"sort": "price", "allow_fallbacks": False} and o3.max_reply_bytes == 65536
+    record = o3.to_json()
+    assert record["extra_headers"] == ["HTTP-Referer", "X-Title"] and "arena" not in json.dumps(record)
+    assert record["extra_body"] == {"provider": {"sort": "price", "allow_fallbacks": False}}
+    assert record["temperature"] is None and record["reasoning_effort"] == "high"
 
 
 def test_a_name_clash_with_a_baseline_is_fine_when_baselines_are_off():
@@ -207,3 +248,16 @@ def test_config_values_are_frozen():
 def test_unknown_agent_name():
     with pytest.raises(ConfigError, match="no agent named"):
         default_config().agent("nobody")
+
+
+def test_prompt_version_is_frozen_into_new_cohorts_rules():
+    assert default_config().cohort.rules().prompt_version == "decision-v2"
+    old = parse_config('[cohort]\nprompt_version = "decision-v1"\n').cohort.rules()
+    assert old.prompt_version == "decision-v1" and CohortRules.from_json(old.to_json()) == old
+    rules = CohortRules().to_json()
+    del rules["prompt_version"]  # rules stored before the field existed were sent decision-v1
+    assert CohortRules.from_json(rules).prompt_version == "decision-v1"
+    with pytest.raises(ConfigError, match="decision-v1.*decision-v2"):
+        parse_config('[cohort]\nprompt_version = "decision-v9"\n')
+    with pytest.raises(ValueError, match="prompt_version"):
+        CohortRules(prompt_version="v9")

@@ -11,7 +11,7 @@ from decimal import Decimal
 import httpx
 import pytest
 from agent_views import standard_view
-from standin import (Reply, hold_responder, json_reply, ok, rate_limited, response_format_refused, server_error,
+from standin import (Reply, hold_responder, huge, json_reply, ok, rate_limited, response_format_refused, server_error,
                      slow)
 
 from arena.agents.llm import LLMAgent, _retry_after, agent_from_config, agents_from_config
@@ -87,7 +87,7 @@ def test_a_valid_reply_is_a_decision_with_one_recorded_call(standin, make_agent,
     (req,) = standin.requests_for(MODEL)
     assert req.path == "/v1/chat/completions"
     assert req.authorization == f"Bearer {KEY}"
-    assert req.body["model"] == MODEL and req.body["temperature"] == 0.0 and req.body["max_tokens"] == 4096
+    assert req.body["model"] == MODEL and "temperature" not in req.body and req.body["max_tokens"] == 4096
     assert req.body["messages"] == messages
     assert req.body["response_format"]["type"] == "json_schema"
 
@@ -323,3 +323,96 @@ def test_agent_from_config_needs_the_key():
         agent_from_config(AgentConfig(name="x", model="m", api_key_env="K"), {"K": ""})
     with pytest.raises(ConfigError):
         LLMAgent.from_config(AgentConfig(name="r", kind="random"), KEY)
+
+
+# -- endpoints as they are: reasoning models, provider-reported cost, huge replies ----------------------------------
+
+
+def test_reasoning_model_options_shape_the_request(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID))
+    agent = make_agent(temperature=None, max_completion_tokens=16000, reasoning_effort="high",
+                       extra_body={"provider": {"sort": "price"}, "transforms": []})
+    assert agent.decide(standard_view()).error == ""
+    (req,) = standin.requests_for(MODEL)
+    assert "temperature" not in req.body and "max_tokens" not in req.body
+    assert req.body["max_completion_tokens"] == 16000 and req.body["reasoning_effort"] == "high"
+    assert req.body["provider"] == {"sort": "price"} and req.body["transforms"] == []
+
+
+def test_temperature_is_sent_when_set_and_max_tokens_without_max_completion_tokens(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID))
+    make_agent(temperature=0.7).decide(standard_view())
+    (req,) = standin.requests_for(MODEL)
+    assert req.body["temperature"] == 0.7 and req.body["max_tokens"] == 4096
+    assert "max_completion_tokens" not in req.body and "reasoning_effort" not in req.body
+
+
+def test_extra_headers_are_sent_but_never_replace_the_authorization_header(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID))
+    agent = make_agent(extra_headers={"X-Title": "arena", "HTTP-Referer": "https://example.org",
+                                      "authorization": "Bearer stolen", "AUTHORIZATION": "Bearer stolen2"})
+    agent.decide(standard_view())
+    (req,) = standin.requests_for(MODEL)
+    assert req.headers["x-title"] == "arena" and req.headers["http-referer"] == "https://example.org"
+    assert req.authorization == f"Bearer {KEY}"
+    assert KEY not in json.dumps({k: v for k, v in req.headers.items() if k != "authorization"})
+
+
+def test_the_config_options_reach_the_agent(standin):
+    cfg = parse_config(f'[[agents]]\nname = "o3"\nmodel = "{MODEL}"\nbase_url = "{standin.base_url}"\n'
+                       'max_completion_tokens = 9000\nreasoning_effort = "low"\nmax_reply_bytes = 2048\n'
+                       'extra_headers = { "X-Title" = "arena" }\nextra_body = { seed = 3 }\n')
+    agent = agent_from_config(cfg.agent("o3"), {"OPENROUTER_API_KEY": KEY})
+    assert isinstance(agent, LLMAgent)
+    standin.add(MODEL, json_reply(VALID))
+    with agent:
+        agent.decide(standard_view())
+    (req,) = standin.requests_for(MODEL)
+    assert req.body["max_completion_tokens"] == 9000 and req.body["reasoning_effort"] == "low"
+    assert req.body["seed"] == 3 and "temperature" not in req.body and req.headers["x-title"] == "arena"
+    assert agent.max_reply_bytes == 2048
+
+
+def test_the_provider_reported_cost_wins_over_the_price_table_and_the_provider_is_recorded(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID, served_model="acme/model-1:free", provider="Fireworks", cost=0.01234,
+                                  **tokens()))
+    (call,) = make_agent().decide(standard_view()).calls
+    assert call.cost_usd == pytest.approx(0.01234)  # not 1000 * 3 / 1e6 + 200 * 15 / 1e6
+    assert call.served_model == "acme/model-1:free" and call.provider == "Fireworks"
+
+
+def test_without_a_reported_cost_the_price_table_is_used_and_provider_is_none(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID, **tokens()))
+    (call,) = make_agent().decide(standard_view()).calls
+    assert call.cost_usd == pytest.approx(0.006) and call.provider is None
+
+
+def test_a_failed_attempt_keeps_the_cost_the_provider_reported(standin, make_agent):
+    body = json.dumps({"error": {"message": "upstream timed out", "code": 502}, "provider": "Acme",
+                       "usage": {"prompt_tokens": 900, "completion_tokens": 0, "cost": 0.0009}})
+    standin.add(MODEL, Reply(status=502, body=body), ok("not json at all", cost=0.002, **tokens(900, 10)),
+                json_reply(VALID, cost=0.003, **tokens()))
+    d = make_agent(max_retries=1).decide(standard_view())
+    assert d.error == ""
+    first, second, third = d.calls
+    assert first.error.startswith("HTTP 502") and first.cost_usd == pytest.approx(0.0009)
+    assert first.provider == "Acme" and first.prompt_tokens == 900
+    assert second.error and second.cost_usd == pytest.approx(0.002)  # an unparseable reply was still billed
+    assert third.cost_usd == pytest.approx(0.003)
+
+
+@pytest.mark.parametrize("no_length", [False, True], ids=["content-length", "streamed"])
+def test_a_reply_over_the_size_limit_is_a_recorded_failure_with_only_an_excerpt(standin, make_agent, no_length):
+    standin.add(MODEL, huge(5_000_000, no_length=no_length))
+    d = make_agent(max_reply_bytes=64 * 1024).decide(standard_view())
+    assert "max_reply_bytes" in d.error and d.actions == ()
+    (call,) = d.calls
+    assert "larger than max_reply_bytes = 65536" in call.error
+    assert 0 < len(call.raw_response) <= 4096 and call.raw_response.startswith("{")
+    assert len(standin.requests_for(MODEL)) == 1  # not retried
+
+
+def test_a_reply_under_the_limit_is_kept_whole(standin, make_agent):
+    standin.add(MODEL, json_reply(VALID))
+    (call,) = make_agent(max_reply_bytes=4096).decide(standard_view()).calls
+    assert json.loads(call.raw_response) == VALID

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import jinja2
 import pytest
 from agent_views import NOW, binary, position, standard_view
 
-from arena.agents.prompts import (PROMPT_VERSION, TEMPLATE_NAME, TEMPLATES_DIR, format_duration, format_price,
-                                  prompt_context, prompt_environment, render_prompt, render_variables,
+from arena.agents.prompts import (PROMPT_VERSION, TEMPLATE_NAME, TEMPLATES, TEMPLATES_DIR, format_duration,
+                                  format_price, prompt_context, prompt_environment, render_prompt, render_variables,
                                   repair_message, shown_markets, truncate)
+from arena.domain.sizing import PROMPT_VERSIONS, CohortRules
 from arena.money import Money, Price
+
+V1 = "decision-v1"
+GOLDEN_V1 = Path(__file__).parent / "golden" / "decision_v1.json"  # v1 as rendered before v2 existed
 
 
 @pytest.fixture
 def messages() -> tuple[str, str]:
-    prompt = render_prompt(standard_view())
+    """The v1 messages: the tests below pin what v1 says (v2 keeps the rules, portfolio and market sections)."""
+    prompt = render_prompt(standard_view(), version=V1)
     roles = [m["role"] for m in prompt.messages]
     assert roles == ["system", "user"]
     return prompt.messages[0]["content"], prompt.messages[1]["content"]
@@ -26,10 +32,55 @@ def messages() -> tuple[str, str]:
 
 def test_the_version_is_recorded_and_names_its_template():
     prompt = render_prompt(standard_view())
-    assert prompt.version == PROMPT_VERSION == "decision-v1"
-    assert TEMPLATE_NAME == "decision_v1.j2"
-    assert (TEMPLATES_DIR / TEMPLATE_NAME).is_file()
+    assert prompt.version == PROMPT_VERSION == "decision-v2" == CohortRules().prompt_version
+    assert TEMPLATE_NAME == "decision_v2.j2"
+    assert tuple(TEMPLATES) == PROMPT_VERSIONS
+    assert all((TEMPLATES_DIR / name).is_file() for name in TEMPLATES.values())
     assert json.loads(json.dumps(prompt.as_list()))[0]["role"] == "system"
+    assert render_prompt(standard_view(prompt_version=V1)).version == V1  # the cohort's frozen version wins
+    with pytest.raises(ValueError, match="decision-v1, decision-v2"):
+        render_prompt(standard_view(), version="decision-v9")
+
+
+def test_a_v1_cohort_still_renders_v1_byte_for_byte():
+    golden = json.loads(GOLDEN_V1.read_text(encoding="utf-8"))
+    view = standard_view(prompt_version=V1)
+    assert render_prompt(view).as_list() == golden["standard"]
+    assert render_prompt(standard_view(prompt_version=V1, forecast_set=())).as_list() == golden["no_forecast_set"]
+    assert repair_message(["first problem", "second problem"], version=V1) == golden["repair"]
+    # a v1 cohort is not told about groups, even when its forecast set holds one
+    grouped = standard_view(prompt_version=V1, markets=(
+        binary("pm:1", "A wins?", "0.62", group_id="pm:event:1"), binary("pm:2", "B wins?", "0.30", group_id="pm:event:1")))
+    assert "exclusive" not in render_prompt(grouped).messages[1]["content"]
+
+
+def test_v2_says_how_agents_are_really_ranked():
+    system, user = (m["content"] for m in render_prompt(standard_view()).messages)
+    v1_system = render_prompt(standard_view(), version=V1).messages[0]["content"]
+    assert "A YES bet forecasts P(YES) = confidence" in v1_system
+    assert "A YES bet forecasts P(YES) = confidence" not in system
+    ranked = system[system.index("How you are ranked"):system.index("Reply with exactly one JSON object")]
+    for text in ("headline ranking is the Brier score of your stated P(YES) on the forecast set",
+                 "same forecast-set markets at the same time", "bootstrap 95 % intervals", "ties",
+                 "always 0.5", "the market itself", "implied-confidence Brier", "do not set the rank",
+                 "profit and loss", "Size bets by your edge against the price, not by raw confidence",
+                 "Kelly stake: edge / (1 − price of the", "add up to 1"):
+        assert text in ranked, text
+    # the rules, portfolio, market list and reply format are those of v1
+    assert v1_system[:v1_system.index("How you are scored")] == system[:system.index("How you are ranked")]
+    assert system.endswith(v1_system[v1_system.index("Reply with exactly one JSON object"):])
+    assert user == render_prompt(standard_view(), version=V1).messages[1]["content"]  # no group: same user text
+
+
+def test_v2_lists_exclusive_groups_of_the_forecast_set():
+    markets = (binary("pm:1", "A wins?", "0.62", group_id="pm:event:1"),
+               binary("pm:2", "B wins?", "0.30", group_id="pm:event:1"),
+               binary("pm:3", "C wins?", "0.10", group_id="pm:event:1"),  # not in the forecast set
+               binary("pm:4", "Alone?", "0.50", group_id="pm:event:2"))
+    view = standard_view(markets=markets, positions=(), forecast_set=("pm:1", "pm:2", "pm:4"))
+    user = render_prompt(view).messages[1]["content"]
+    assert "Mutually exclusive groups in the forecast set" in user
+    assert "- pm:event:1: pm:1, pm:2" in user and "pm:event:2" not in user  # one member is no group
 
 
 def test_system_message_states_rules_scoring_and_reply_format(messages):
