@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from arena.services.backup import backup
 from arena.services.operations import JobOutcome, run_once
-from jobs.runtime import current, floor_to
+from arena.jobs.runtime import current, floor_to
 
 NAME = "backup"
 
@@ -13,4 +13,4 @@ def run() -> JobOutcome:
     rt = current()
     now = rt.clock.now()
     return run_once(rt.engine, NAME, floor_to(now, timedelta(days=1)).date().isoformat(), rt.clock,
-                    lambda: backup(rt.engine, now, rt.backup_dir, rt.backup_keep))
+                    lambda: backup(rt.engine, now, rt.backup_dir, rt.backup_keep), lease=rt.lease())

@@ -2,9 +2,9 @@
 
 from arena.config import default_config
 from arena.services.cohorts import week_start
-from arena.services.lifecycle import start_current_cohort
+from arena.services.lifecycle import check_universe, start_current_cohort
 from arena.services.operations import JobOutcome, run_once
-from jobs.runtime import current
+from arena.jobs.runtime import current
 
 NAME = "cohort_start"
 
@@ -14,7 +14,9 @@ def run() -> JobOutcome:
     now = rt.clock.now()
 
     def body() -> dict:
+        # The size of the universe it opened on is recorded (and logged): 0 means a sync was missing.
+        universe = check_universe(rt.engine, now).size
         name, created = start_current_cohort(rt.engine, now, rt.config or default_config())
-        return {"cohort": name, "created": created}
+        return {"cohort": name, "created": created, "universe": universe}
 
-    return run_once(rt.engine, NAME, week_start(now).date().isoformat(), rt.clock, body)
+    return run_once(rt.engine, NAME, week_start(now).date().isoformat(), rt.clock, body, lease=rt.lease())

@@ -2,7 +2,7 @@
 
 from arena.services.mark import mark_to_market
 from arena.services.operations import JobOutcome, run_once
-from jobs.runtime import current, floor_to
+from arena.jobs.runtime import current, floor_to
 
 NAME = "mark"
 
@@ -16,4 +16,4 @@ def run() -> JobOutcome:
         return {"agents": c.agents, "positions": c.positions, "unpriced": c.unpriced,
                 "snapshots": c.snapshots_written}
 
-    return run_once(rt.engine, NAME, as_of.isoformat(), rt.clock, body)
+    return run_once(rt.engine, NAME, as_of.isoformat(), rt.clock, body, lease=rt.lease())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena.services.operations import JobOutcome, run_once
-from jobs.runtime import current
+from arena.jobs.runtime import current
 
 NAME = "render"
 
@@ -21,4 +21,4 @@ def run(after: str = "manual") -> JobOutcome:
         return {"rendered": True, "pages": getattr(report, "pages", None), "dir": str(rt.site_dir)}
 
     # One render per triggering run: keyed by what triggered it and when.
-    return run_once(rt.engine, NAME, f"{after}@{now.isoformat(timespec='seconds')}", rt.clock, body)
+    return run_once(rt.engine, NAME, f"{after}@{now.isoformat(timespec='seconds')}", rt.clock, body, lease=rt.lease())

@@ -1,6 +1,6 @@
 """What the jobs run against: the engine, the clock and the arena's configuration, set once per process.
 
-Jobs are stored in the database by reference (`jobs.mark:run`), so they cannot carry live objects; they ask
+Jobs are stored in the database by reference (`arena.jobs.mark:run`), so they cannot carry live objects; they ask
 this module for them instead. Tests configure it with a fixed clock and a test database."""
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ class Runtime:
     sync_venues: tuple[str, ...] = ("polymarket", "manifold")
     clients: dict[str, Any] = field(default_factory=dict)  # venue → client; built over the network if absent
     replay_path: Path | None = None  # the replay file when "replay" is among sync_venues
-    books: Any = None  # token id → order book, for executable Polymarket prices (None: venue probability)
+    books: Any = None  # token id → order book; None: the Polymarket client's live book (see `live_books`)
+    live_books: bool | None = None  # fetch live CLOB books at decision time; None: only on the system clock
+
+
+    def lease(self) -> Any:
+        """The lease of this process's claims: ARENA_LEASE_SECONDS, else the config's [operations] lease_seconds."""
+        from arena.services.leases import LeasePolicy
+
+        seconds = self.config.operations.lease_seconds if self.config is not None else None
+        return LeasePolicy.from_env() if seconds is None else LeasePolicy.from_env(default=seconds)
 
 
 _current: Runtime | None = None
@@ -43,7 +52,7 @@ def configure(runtime: Runtime) -> Runtime:
 
 def current() -> Runtime:
     if _current is None:
-        raise RuntimeError("jobs.runtime.configure(...) was not called in this process")
+        raise RuntimeError("arena.jobs.runtime.configure(...) was not called in this process")
     return _current
 
 

@@ -22,7 +22,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from jobs.runtime import Runtime
+from arena.jobs.runtime import Runtime
 
 JOBSTORE_TABLE = "apscheduler_jobs"
 
@@ -47,14 +47,15 @@ def job_specs(runtime: Runtime, schedule: dict[str, Any] | None = None) -> list[
     # once (coalesced) when it comes back, but a run is never so late that it overlaps the next one.
     mark_grace = max(60, min(12 * 3600, int(runtime.mark_every.total_seconds()) - 60))
     specs = [
-        JobSpec("sync", "jobs.sync:run", IntervalTrigger(minutes=15, timezone=utc), 600, True),
-        JobSpec("cohort_start", "jobs.cohort_start:run",
+        JobSpec("sync", "arena.jobs.sync:run", IntervalTrigger(minutes=15, timezone=utc), 600, True),
+        JobSpec("cohort_start", "arena.jobs.cohort_start:run",
                 CronTrigger(day_of_week="sun", hour=0, minute=0, timezone=utc), 6 * 3600, False),
-        JobSpec("decision_round", "jobs.decision_round:run",
-                CronTrigger(day_of_week="sun", hour=0, minute=5, timezone=utc), 6 * 3600, True),
-        JobSpec("mark", "jobs.mark:run", mark_trigger, mark_grace, True),
-        JobSpec("settle", "jobs.settle:run", CronTrigger(minute=0, timezone=utc), 3540, True),
-        JobSpec("backup", "jobs.backup:run", CronTrigger(hour=3, minute=30, timezone=utc), 6 * 3600, False),
+        # hourly: the week's first tick decides; later ticks resume stranded claims and retry failed decisions
+        JobSpec("decision_round", "arena.jobs.decision_round:run", CronTrigger(minute=5, timezone=utc), 3300, True),
+        JobSpec("mark", "arena.jobs.mark:run", mark_trigger, mark_grace, True),
+        JobSpec("settle", "arena.jobs.settle:run", CronTrigger(minute=0, timezone=utc), 3540, True),
+        JobSpec("backup", "arena.jobs.backup:run", CronTrigger(hour=3, minute=30, timezone=utc), 6 * 3600, False),
+        JobSpec("compact", "arena.jobs.compact:run", CronTrigger(hour=4, minute=10, timezone=utc), 6 * 3600, False),
     ]
     overrides = schedule or {}
     out = []
@@ -92,11 +93,13 @@ class ManualScheduler(BaseScheduler):
 
 def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[str, Any] | None = None,
                     on_event: Callable[[JobExecutionEvent], None] | None = None,
-                    only: Iterable[str] | None = None) -> BaseScheduler:
+                    only: Iterable[str] | None = None, log: Callable[[str], None] | None = None) -> BaseScheduler:
     """A scheduler whose job store lives in the arena's database, with every arena job (or those named in
-    `only`) registered under its stable id."""
+    `only`) registered under its stable id. `log` gets one line when a job starts and one when it ends (its
+    outcome, counts and next run)."""
     jobstore = SQLAlchemyJobStore(engine=runtime.engine, tablename=JOBSTORE_TABLE)
-    executor = DebugExecutor() if manual else ThreadPoolExecutor(max_workers=2)
+    executor = (_LoggedDebugExecutor(log) if manual else _LoggedThreadPoolExecutor(log, max_workers=2)) if log \
+        else (DebugExecutor() if manual else ThreadPoolExecutor(max_workers=2))
     cls = ManualScheduler if manual else BlockingScheduler
     scheduler = cls(
         jobstores={"default": jobstore},
@@ -111,10 +114,15 @@ def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[st
 
     def after(event: JobExecutionEvent) -> None:
         spec = specs.get(event.job_id)
-        if spec is not None and spec.renders and event.exception is None:
-            from jobs import render
+        changed = getattr(event.retval, "status", "ok") != "skipped"  # a skipped tick changed nothing
+        if log is not None:
+            log(ended_line(scheduler, event))
+        if spec is not None and spec.renders and event.exception is None and changed:
+            from arena.jobs import render
 
-            render.run(after=spec.id)
+            out = render.run(after=spec.id)
+            if log is not None:
+                log(f"{_stamp()} render after {spec.id}: {out.status} {_counts(out.counts)}{_err(out.error)}")
         if on_event is not None:
             on_event(event)
 
@@ -122,14 +130,67 @@ def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[st
     return scheduler
 
 
+class _StartLogging:
+    """An executor that logs a job's start as it is handed the job (APScheduler has no "started" event: its
+    "submitted" event is dispatched after an inline executor has already finished the job)."""
+
+    def __init__(self, log: Callable[[str], None], **kw: Any) -> None:
+        super().__init__(**kw)  # type: ignore[call-arg]
+        self._log = log
+
+    def submit_job(self, job: Any, run_times: list) -> None:
+        self._log(f"{_stamp()} {job.id}: started (due {max(run_times):%Y-%m-%d %H:%M:%S})")
+        super().submit_job(job, run_times)  # type: ignore[misc]
+
+
+class _LoggedDebugExecutor(_StartLogging, DebugExecutor):
+    pass
+
+
+class _LoggedThreadPoolExecutor(_StartLogging, ThreadPoolExecutor):
+    pass
+
+
+def _stamp() -> str:
+    from datetime import datetime, timezone
+
+    return f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}"
+
+
+def _counts(counts: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted((counts or {}).items())) if isinstance(counts, dict) else ""
+
+
+def _err(error: str) -> str:
+    return f" — {error.splitlines()[0]}" if error else ""
+
+
+def ended_line(scheduler: BaseScheduler, event: JobExecutionEvent) -> str:
+    """One line for a finished job: its outcome (ok, failed, skipped), counts or error, and its next run."""
+    job = scheduler.get_job(event.job_id)
+    nxt_time = job.next_run_time if job is not None else None
+    if job is not None and (nxt_time is None or nxt_time <= event.scheduled_run_time):
+        # an inline executor reports before the scheduler has moved the job on: ask its trigger
+        nxt_time = job.trigger.get_next_fire_time(event.scheduled_run_time, event.scheduled_run_time)
+    nxt = f"{nxt_time:%Y-%m-%d %H:%M:%S}" if nxt_time else "none"
+    if event.exception is not None:
+        what = f"crashed — {type(event.exception).__name__}: {event.exception}"
+    else:
+        out = event.retval
+        status = getattr(out, "status", "done")
+        what = f"{status} {_counts(getattr(out, 'counts', {}))}{_err(getattr(out, 'error', ''))}".rstrip()
+    return f"{_stamp()} {event.job_id}: {what}; next run {nxt} UTC"
+
+
 JOB_MODULES = {
-    "sync": "jobs.sync",
-    "cohort_start": "jobs.cohort_start",
-    "decision_round": "jobs.decision_round",
-    "mark": "jobs.mark",
-    "settle": "jobs.settle",
-    "backup": "jobs.backup",
-    "render": "jobs.render",
+    "sync": "arena.jobs.sync",
+    "cohort_start": "arena.jobs.cohort_start",
+    "decision_round": "arena.jobs.decision_round",
+    "mark": "arena.jobs.mark",
+    "settle": "arena.jobs.settle",
+    "backup": "arena.jobs.backup",
+    "compact": "arena.jobs.compact",
+    "render": "arena.jobs.render",
 }
 
 

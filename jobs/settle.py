@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from arena.services.operations import JobOutcome, run_once
 from arena.services.settle import complete_cohorts, settle_resolved
-from jobs.runtime import current, floor_to
+from arena.jobs.runtime import current, floor_to
 
 NAME = "settle"
 
@@ -19,4 +19,4 @@ def run() -> JobOutcome:
         return {"settled": c.settled, "refunded": c.refunded, "reversed": c.reversed, "markets": c.markets,
                 "completed_cohorts": done}
 
-    return run_once(rt.engine, NAME, floor_to(now, timedelta(hours=1)).isoformat(), rt.clock, body)
+    return run_once(rt.engine, NAME, floor_to(now, timedelta(hours=1)).isoformat(), rt.clock, body, lease=rt.lease())

@@ -8,7 +8,7 @@ from typing import Any
 from arena.config import default_config
 from arena.services import sync
 from arena.services.operations import JobOutcome, run_once
-from jobs.runtime import Runtime, current, floor_to
+from arena.jobs.runtime import Runtime, current, floor_to
 
 NAME = "sync"
 
@@ -52,7 +52,7 @@ def run() -> JobOutcome:
             elif venue == "manifold":
                 report = sync.sync_manifold(rt.engine, client_for(rt, venue), rt.clock, rules)
             else:
-                report = sync.sync_replay(rt.engine, client_for(rt, venue), rt.clock)
+                report = sync.sync_replay(rt.engine, client_for(rt, venue), rt.clock, rules)
             counts[venue] = report.line()
             if report.status != "ok":
                 failures.append(f"{venue}: {report.error}")
@@ -60,4 +60,4 @@ def run() -> JobOutcome:
             raise RuntimeError("; ".join(failures))
         return counts
 
-    return run_once(rt.engine, NAME, floor_to(now, timedelta(minutes=15)).isoformat(), rt.clock, body)
+    return run_once(rt.engine, NAME, floor_to(now, timedelta(minutes=15)).isoformat(), rt.clock, body, lease=rt.lease())

@@ -1,19 +1,39 @@
 """Decide: one agent's decision in one round — claim, show the view, ask the agent, execute, record.
 
 The decision row is claimed (inserted, unique per agent and round) and committed *before* the agent is asked,
-so re-running a round never trades twice; a claim left by a crash is resumed. Fills, forecasts, rejections and
-the decision's outcome are then written in one transaction that first re-checks the claim.
+so re-running a round never trades twice. A claim carries a lease, renewed by the round's heartbeat while the
+agent thinks; a claim whose runner died is resumed once its lease has expired, never while it is alive. A
+decision that failed (no decision could be had: missing key, endpoint refused or down, timeouts) may be
+claimed again, a bounded number of times (`RetryPolicy`); each try is kept as a `decision_attempts` row and its
+model calls are numbered after the earlier tries'. Fills, forecasts, rejections and the decision's outcome are
+written in one transaction that first re-checks that the claim is still this runner's.
+
+Statuses: executed, rejected, hold (the agent decided, or its replies were given up on — the model's doing),
+failed (the agent could not be asked or did not answer — retryable).
+
+Replicates: a seat frozen with `replicates = k` (k > 1) is asked the same view k times independently, in
+replicate order, under the one claim. **Replicate 1's actions are the ones executed** — always, whatever the
+others answered: it is exactly the decision a k = 1 seat would have made (choosing, say, the first replicate
+that parsed would skew the executed decisions towards the answers that parse), and it is known without
+waiting for a vote. Every replicate's stated forecasts are stored (`forecasts.replicate`), every model call says
+which replicate it served, and each replicate 2..k is committed (a `decision_replicates` row, its calls and
+forecasts) as soon as it answers, in a transaction that re-checks the claim; replicate 1 is committed with the
+decision's fills. A decision resumed after a crash, or retried after a failure, asks only the replicates not
+yet recorded (and the failed ones again), then replicate 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
+import itertools
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import and_, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -27,36 +47,107 @@ from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.services.cohorts import agents_of, cohort_rules
-from arena.services.pricing import BookSource, pricer_for
+from arena.services.leases import Heartbeat, LeasePolicy, runner_id
+from arena.services.market_facts import StoreMarketFacts
+from arena.services.pricing import BookSource, RoundBooks, pricer_for
 from arena.store import repo
 from arena.store.engine import session_scope
-from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow, ModelCallRow, RejectionRow
+from arena.store.tables import (AgentRow, CohortRow, DecisionAttemptRow, DecisionReplicateRow, DecisionRow,
+                                ForecastRow, ModelCallRow, RejectionRow)
 
 
 @dataclass(frozen=True)
 class DecisionOutcome:
     agent: str
-    status: str  # executed, rejected, hold, failed, skipped (already decided)
+    # executed, rejected, hold, failed; skipped (already decided, or failed with no retry allowed),
+    # in_progress (claimed by a live runner elsewhere), lost (this runner's lease was taken over), no_agent
+    status: str
     fills: int = 0
     rejections: int = 0
+    attempt: int = 0  # the try this outcome was (1 = first), 0 when nothing was tried
 
 
-def claim(engine: Engine, cohort_id: int, agent_id: int, round_key: str, now: datetime) -> int | None:
-    """Claim the agent's decision for the round; its id, or None if it was already completed (or claimed by a
-    concurrent runner that got there first)."""
+@dataclass(frozen=True)
+class Claim:
+    decision_id: int
+    attempt: int  # 1 for a fresh claim; each resumption or retry adds one
+    token: str  # the holder, as written in `claimed_by`
+
+
+_claims = itertools.count(1)
+
+
+def claim_decision(engine: Engine, cohort_id: int, agent_id: int, round_key: str, now: datetime, *,
+                   lease: LeasePolicy | None = None, retry_below: int = 0) -> tuple[Claim | None, str]:
+    """Claim the agent's decision for the round: (the claim, "claimed"), or (None, why not): "skipped" (it
+    was completed, or failed and `retry_below` does not allow another try) or "in_progress" (a live runner
+    holds it). A claim whose lease expired is resumed; a failed decision is claimed again while its attempts
+    are below `retry_below`. Both are conditional UPDATEs, so only one runner wins."""
+    lease = lease or LeasePolicy.from_env()
+    token = f"{runner_id()}.d{next(_claims)}"
     try:  # the common case, a fresh claim, is one INSERT
         with session_scope(engine) as s:
             row = DecisionRow(cohort_id=cohort_id, agent_id=agent_id, round_key=round_key, status="claimed",
-                              as_of=now, claimed_at=now, sizing_version=SIZING_VERSION)
+                              as_of=now, claimed_at=now, sizing_version=SIZING_VERSION, claimed_by=token,
+                              lease_until=lease.until(), attempts=1)
             s.add(row)
             s.flush()
-            return row.id
+            return Claim(row.id, 1, token), "claimed"  # type: ignore[arg-type]
     except IntegrityError:
         pass
+    wall = lease.now()
+    takeover = and_(DecisionRow.status == "claimed",
+                    or_(DecisionRow.lease_until.is_(None), DecisionRow.lease_until < wall))  # type: ignore[union-attr,operator]
+    retry = and_(DecisionRow.status == "failed", DecisionRow.attempts < retry_below)
+    mine = (DecisionRow.agent_id == agent_id, DecisionRow.round_key == round_key)
     with session_scope(engine) as s:
-        row = s.exec(select(DecisionRow).where(DecisionRow.agent_id == agent_id,
-                                              DecisionRow.round_key == round_key)).first()
-        return row.id if row is not None and row.status == "claimed" else None  # a crashed claim is resumed
+        res = s.execute(
+            update(DecisionRow).where(*mine, or_(takeover, retry))  # type: ignore[arg-type]
+            .values(status="claimed", claimed_by=token, lease_until=lease.until(), attempts=DecisionRow.attempts + 1,
+                    as_of=now, claimed_at=now, completed_at=None, error="")
+        )
+        row = s.exec(select(DecisionRow).where(*mine)).first()
+        if res.rowcount == 1 and row is not None:
+            return Claim(row.id, row.attempts, token), "claimed"  # type: ignore[arg-type]
+        if row is not None and row.status == "claimed":
+            return None, "in_progress"
+        return None, "skipped"
+
+
+def claim(engine: Engine, cohort_id: int, agent_id: int, round_key: str, now: datetime, *,
+          lease: LeasePolicy | None = None) -> int | None:
+    """The claimed decision's id, or None if it was already completed or a live runner holds it."""
+    c, _ = claim_decision(engine, cohort_id, agent_id, round_key, now, lease=lease)
+    return c.decision_id if c is not None else None
+
+
+class ClaimBeat:
+    """The leases of the decisions a round is working on, renewed together by one heartbeat."""
+
+    def __init__(self, engine: Engine, lease: LeasePolicy) -> None:
+        self.engine, self.lease = engine, lease
+        self._held: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def hold(self, c: Claim) -> None:
+        with self._lock:
+            self._held[c.decision_id] = c.token
+
+    def release(self, c: Claim) -> None:
+        with self._lock:
+            self._held.pop(c.decision_id, None)
+
+    def renew(self) -> None:
+        with self._lock:
+            held = dict(self._held)
+        if not held:
+            return
+        with session_scope(self.engine) as s:
+            for decision_id, token in held.items():
+                s.execute(update(DecisionRow)
+                          .where(DecisionRow.id == decision_id, DecisionRow.claimed_by == token,  # type: ignore[arg-type]
+                                 DecisionRow.status == "claimed")
+                          .values(lease_until=self.lease.until()))
 
 
 MAX_QUOTE_AGE = timedelta(days=3)
@@ -73,11 +164,59 @@ def tradable_markets(session: Session, as_of: datetime, max_age: timedelta = MAX
     return open_markets, {mid: quotes[mid] for mid in open_markets}
 
 
-def forecast_set(markets: Mapping[str, Market], k: int) -> tuple[str, ...]:
-    """The K markets every agent of a round is asked to forecast: most traded in 24 h first, ties by id."""
+FORECAST_GROUPS = 2  # at most this many complete exclusive groups in a forecast set
+GROUP_MAX_MEMBERS = 5  # a group is taken whole only when it has 2..this many tradable members
+
+
+def exclusive_groups(markets: Mapping[str, Market], max_members: int = GROUP_MAX_MEMBERS
+                     ) -> dict[str, tuple[str, ...]]:
+    """The multi-outcome groups among `markets` that can go into a forecast set whole: binary markets sharing
+    a non-empty `group_id` (a Polymarket neg-risk event, a simulated or replayed exclusive group), with 2 to
+    `max_members` members present; group id → member ids in id order. "Complete" means every member the
+    tradable universe holds: a venue member outside the universe cannot be seen here."""
+    members: dict[str, list[str]] = {}
+    for m in markets.values():
+        if m.group_id and m.kind is MarketKind.BINARY:
+            members.setdefault(m.group_id, []).append(m.id)
+    return {g: tuple(sorted(ids)) for g, ids in members.items() if 2 <= len(ids) <= max_members}
+
+
+def forecast_set(markets: Mapping[str, Market], k: int, groups: int = FORECAST_GROUPS,
+                 max_members: int = GROUP_MAX_MEMBERS) -> tuple[str, ...]:
+    """The K markets every agent of a round is asked to forecast (binary markets only), deterministic:
+
+    1. complete groups first, so the consistency checks (Σ P = 1 over a group, seed 003's negation pairs, seed
+       004's S′) have questions to run on: up to `groups` of the `exclusive_groups`, each taken whole and only
+       while the groups together fill at most half of the K slots (the other half is always chosen by volume).
+       The most traded group (total 24 h volume, ties by group id) comes first; the second slot goes to the
+       most traded two-member group, if there is one (seed 003's negation check needs a pair: P and not-P),
+       and any further slots by volume again;
+    2. then the most traded binary markets not yet chosen (24 h volume, ties by id) fill the remaining slots.
+
+    Group members come first, group by group, then the rest in volume order. Without groups in the universe
+    this is exactly the top K by 24 h volume.
+    """
     binary = [m for m in markets.values() if m.kind is MarketKind.BINARY]
     binary.sort(key=lambda m: (-(m.volume_24h or 0.0), m.id))
-    return tuple(m.id for m in binary[:k])
+    chosen: list[str] = []
+    if groups > 0:
+        candidates = exclusive_groups(markets, max_members)
+        volume = {g: sum(markets[mid].volume_24h or 0.0 for mid in ids) for g, ids in candidates.items()}
+        ranked = sorted(candidates, key=lambda g: (-volume[g], g))
+        fitting = [g for g in ranked if len(candidates[g]) <= k // 2]
+        pairs = [g for g in fitting if len(candidates[g]) == 2]
+        order = fitting[:1] + pairs[:1] + fitting[1:]  # the best group, the best pair, then by volume
+        taken: list[str] = []
+        for g in order:
+            if len(taken) >= groups:
+                break
+            if g in taken or len(chosen) + len(candidates[g]) > k // 2:
+                continue  # a smaller group further down may still fit
+            chosen.extend(candidates[g])
+            taken.append(g)
+    picked = set(chosen)
+    chosen.extend(m.id for m in binary if m.id not in picked)
+    return tuple(chosen[:k])
 
 
 def build_view(session: Session, ledger: Ledger, agent_id: str, as_of: datetime, rules: Any,
@@ -97,7 +236,7 @@ def build_view(session: Session, ledger: Ledger, agent_id: str, as_of: datetime,
     views = tuple(MarketView(markets[mid], quotes[mid]) for mid in sorted(markets))
     return AgentView(as_of=as_of, agent_id=agent_id, cash=ledger.cash, max_bet=rules.max_bet(ledger.cash),
                      min_bet=rules.min_bet, positions=tuple(positions), markets=views,
-                     forecast_set=forecast_set(markets, k))
+                     forecast_set=forecast_set(markets, k), prompt_version=getattr(rules, "prompt_version", ""))
 
 
 def action_json(action: Bet | Sell) -> dict[str, Any]:
@@ -111,31 +250,48 @@ def action_json(action: Bet | Sell) -> dict[str, Any]:
 
 def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Agent, round_key: str,
                as_of: datetime, forecast_k: int = 20, books: BookSource | None = None,
-               market_state: tuple[dict[str, Market], dict[str, Quote]] | None = None) -> DecisionOutcome:
+               market_state: tuple[dict[str, Market], dict[str, Quote]] | None = None, *,
+               lease: LeasePolicy | None = None, retry_below: int = 0,
+               beat: ClaimBeat | None = None) -> DecisionOutcome:
     """One agent's decision for the round. `books` (token id → order book) makes Polymarket orders walk the
-    live CLOB book; without it every order fills at the venue probability."""
-    decision_id = claim(engine, cohort.id, agent_row.id, round_key, as_of)  # type: ignore[arg-type]
-    if decision_id is None:
-        return DecisionOutcome(agent_row.name, "skipped")
+    live CLOB book; without it every order fills at the venue probability. `retry_below`: a failed decision
+    is tried again while its attempts are fewer (0: never). `beat` renews the claim's lease while it runs."""
+    c, why = claim_decision(engine, cohort.id, agent_row.id, round_key, as_of, lease=lease,  # type: ignore[arg-type]
+                            retry_below=retry_below)
+    if c is None:
+        return DecisionOutcome(agent_row.name, why)
+    if beat is not None:
+        beat.hold(c)
+    try:
+        return _decide_claimed(engine, cohort, agent_row, agent, c, as_of, forecast_k, books, market_state)
+    finally:
+        if beat is not None:
+            beat.release(c)
+
+
+def _decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Agent, c: Claim,
+                    as_of: datetime, forecast_k: int, books: BookSource | None,
+                    market_state: tuple[dict[str, Market], dict[str, Quote]] | None) -> DecisionOutcome:
+    decision_id = c.decision_id
     rules = cohort_rules(cohort)
     with Session(engine, expire_on_commit=False) as s:
         ledger = repo.ledger_for(s, agent_row, cohort)
         markets, quotes = market_state if market_state is not None else tradable_markets(s, as_of)
         view = build_view(s, ledger, str(agent_row.id), as_of, rules, markets, quotes, forecast_k)
+        view = replace(view, facts=StoreMarketFacts(engine, as_of))  # what tools may read: as of the decision
         pricer = pricer_for(s, markets, quotes, books)
-    error = ""
-    try:
-        decision = agent.decide(view)
-    except Exception as exc:  # the agent's failure is recorded as a HOLD with the reason, never lost
-        decision, error = Decision(reasoning=""), f"{type(exc).__name__}: {exc}"
+    k = replicates_of(agent_row)
+    decision, error = _ask(agent, view)  # replicate 1: the executed one
+    if k > 1 and not _record_replicates(engine, agent_row, agent, c, view, markets, quotes, as_of, k):
+        return DecisionOutcome(agent_row.name, "lost", attempt=c.attempt)
     if decision.error and not error:  # the model's output was given up on: a HOLD, with the reason kept
         error = decision.error
         decision = Decision(forecasts=decision.forecasts, reasoning=decision.reasoning, calls=decision.calls,
-                            error=decision.error)
+                            error=decision.error, failed=decision.failed)
     execution = broker.execute(decision, ledger, markets, pricer, rules, as_of, str(decision_id))
     bad_forecasts = {mid: p for mid, p in decision.forecasts.items()
                      if mid not in markets or not (0.0 <= float(p) <= 1.0)}
-    if error and not decision.calls:
+    if error and (decision.failed or not decision.calls):  # no decision could be had: retryable
         status = "failed"
     elif error:
         status = "hold"
@@ -149,22 +305,24 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
         # Re-check the claim inside the writing transaction: only one runner may complete it.
         done = s.execute(
             update(DecisionRow)
-            .where(DecisionRow.id == decision_id, DecisionRow.status == "claimed")  # type: ignore[arg-type]
+            .where(DecisionRow.id == decision_id, DecisionRow.status == "claimed",  # type: ignore[arg-type]
+                   DecisionRow.claimed_by == c.token)
             .values(status=status, cash_at_start_micros=execution.cash_at_start.micros,
                     max_bet_micros=execution.max_bet.micros, actions=[action_json(a) for a in decision.actions],
-                    reasoning=decision.reasoning, error=error, completed_at=as_of)
+                    reasoning=decision.reasoning, error=error, completed_at=as_of, lease_until=None)
         )
-        if done.rowcount != 1:
-            return DecisionOutcome(agent_row.name, "skipped")
+        if done.rowcount != 1:  # our lease expired and another runner took the decision over
+            return DecisionOutcome(agent_row.name, "lost", attempt=c.attempt)
         repo.add_fills(s, execution.fills, cohort.id)  # type: ignore[arg-type]
-        for call in decision.calls:
-            s.add(ModelCallRow(
-                decision_id=decision_id, attempt=call.attempt, prompt=call.prompt, raw_response=call.raw_response,
-                parsed=dict(call.parsed) if call.parsed is not None else None, error=call.error,
-                prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-                cost_micros=round(call.cost_usd * 1_000_000) if call.cost_usd is not None else None,
-                latency_s=call.latency_s, served_model=call.served_model, prompt_version=call.prompt_version,
-                at=as_of))
+        s.add(DecisionAttemptRow(decision_id=decision_id, attempt=c.attempt, status=status, error=error,
+                                 runner=c.token, model_calls=len(decision.calls), as_of=as_of))
+        # a retry's calls are numbered after the earlier tries' (which are kept)
+        _add_calls(s, decision_id, c.attempt, 1, decision, as_of, numbered_after=c.attempt > 1 or k > 1)
+        if k > 1:
+            s.add(DecisionReplicateRow(decision_id=decision_id, replicate=1, status=status,
+                                       actions=[action_json(a) for a in decision.actions],
+                                       reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
+                                       model_calls=len(decision.calls), as_of=as_of))
         for r in execution.rejections:
             action = decision.actions[r.index] if 0 <= r.index < len(decision.actions) else None
             s.add(RejectionRow(decision_id=decision_id, action_index=r.index, reason=r.reason, message=r.message,
@@ -185,35 +343,113 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
                     s.add(_forecast_row(decision_id, agent_row.id, bet.market_id, "bet", bet.stated_probability,
                                         quotes, as_of))
                     recorded.add((bet.market_id, "bet"))
-    return DecisionOutcome(agent_row.name, status, len(execution.fills), len(execution.rejections))
+    return DecisionOutcome(agent_row.name, status, len(execution.fills), len(execution.rejections), c.attempt)
+
+
+def replicates_of(agent_row: AgentRow) -> int:
+    """How many independent asks the seat's frozen lineup entry asks for (1 when it says nothing)."""
+    k = (agent_row.config or {}).get("replicates", 1)
+    return k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else 1
+
+
+def _ask(agent: Agent, view: AgentView) -> tuple[Decision, str]:
+    try:
+        return agent.decide(view), ""
+    except Exception as exc:  # the agent's failure is recorded as failed with the reason, never lost
+        return Decision(reasoning="", failed=True), f"{type(exc).__name__}: {exc}"
+
+
+def _record_replicates(engine: Engine, agent_row: AgentRow, agent: Agent, c: Claim, view: AgentView,
+                       markets: Mapping[str, Market], quotes: Mapping[str, Quote], as_of: datetime, k: int) -> bool:
+    """Ask replicates 2..k not yet recorded for the decision (a failed one again), committing each as it
+    answers; False when the claim was lost to another runner meanwhile (nothing more is written)."""
+    with Session(engine) as s:
+        done = dict(s.exec(select(DecisionReplicateRow.replicate, DecisionReplicateRow.status)
+                           .where(DecisionReplicateRow.decision_id == c.decision_id)).all())
+    for r in range(2, k + 1):
+        if r in done and done[r] != "failed":
+            continue
+        decision, error = _ask(agent, dataclasses.replace(view, replicate=r))
+        error = error or decision.error
+        status = ("failed" if error and (decision.failed or not decision.calls)
+                  else "hold" if error or decision.is_hold else "answered")
+        with session_scope(engine) as s:
+            # re-check (and lock) the claim: only its holder writes
+            mine = (DecisionRow.id == c.decision_id, DecisionRow.status == "claimed", DecisionRow.claimed_by == c.token)
+            held = s.execute(update(DecisionRow).where(*mine).values(claimed_by=c.token))  # type: ignore[arg-type]
+            if held.rowcount != 1:
+                return False
+            values = dict(status=status, actions=[action_json(a) for a in decision.actions],
+                          reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
+                          model_calls=len(decision.calls), as_of=as_of)
+            if r in done:
+                s.execute(update(DecisionReplicateRow)
+                          .where(DecisionReplicateRow.decision_id == c.decision_id,  # type: ignore[arg-type]
+                                 DecisionReplicateRow.replicate == r).values(**values))
+            else:
+                s.add(DecisionReplicateRow(decision_id=c.decision_id, replicate=r, **values))
+            _add_calls(s, c.decision_id, c.attempt, r, decision, as_of, numbered_after=True)
+            if status != "failed":
+                for mid, p in decision.forecasts.items():
+                    if mid in markets and 0.0 <= float(p) <= 1.0:
+                        s.add(_forecast_row(c.decision_id, agent_row.id, mid, "forecast_set", float(p), quotes,
+                                            as_of, replicate=r))
+    return True
+
+
+def _add_calls(s: Session, decision_id: int, decision_attempt: int, replicate: int, decision: Decision,
+               as_of: datetime, *, numbered_after: bool) -> None:
+    """The decision's model calls, numbered after the calls already stored for the decision (earlier tries',
+    other replicates') when `numbered_after`."""
+    offset = 0
+    if numbered_after:
+        s.flush()
+        offset = s.scalar(select(func.max(ModelCallRow.attempt))
+                          .where(ModelCallRow.decision_id == decision_id)) or 0  # type: ignore[arg-type]
+    for call in decision.calls:
+        s.add(ModelCallRow(
+            decision_id=decision_id, attempt=call.attempt + offset, decision_attempt=decision_attempt,
+            replicate=replicate, prompt=call.prompt, raw_response=call.raw_response,
+            parsed=dict(call.parsed) if call.parsed is not None else None, error=call.error,
+            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+            cost_micros=round(call.cost_usd * 1_000_000) if call.cost_usd is not None else None,
+            latency_s=call.latency_s, served_model=call.served_model, prompt_version=call.prompt_version,
+            provider=call.provider, tool_calls=[dict(t) for t in call.tool_calls] or None, at=as_of))
 
 
 def _forecast_row(decision_id: int, agent_id: int | None, market_id: str, source: str, p: float,
-                  quotes: Mapping[str, Quote], as_of: datetime) -> ForecastRow:
+                  quotes: Mapping[str, Quote], as_of: datetime, replicate: int = 1) -> ForecastRow:
     q = quotes.get(market_id)
     price = q.prices.get(YES) if q is not None else None
     return ForecastRow(decision_id=decision_id, agent_id=agent_id, market_id=market_id, source=source,
-                       probability=p, market_price_ppm=price.ppm if price is not None else None, as_of=as_of)
+                       probability=p, market_price_ppm=price.ppm if price is not None else None, as_of=as_of,
+                       replicate=replicate)
 
 
 def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], round_key: str, as_of: datetime,
-              forecast_k: int = 20, concurrency: int = 8, books: BookSource | None = None) -> list[DecisionOutcome]:
+              forecast_k: int = 20, concurrency: int = 8, books: BookSource | None = None, *,
+              lease: LeasePolicy | None = None, retry_below: int = 0) -> list[DecisionOutcome]:
     """Every agent of `cohort` decides once for `round_key`, up to `concurrency` at a time, so a round of
     model agents takes about as long as its slowest agent. Agents without an implementation are reported
-    as "no_agent". Outcomes come back in lineup order."""
+    as "no_agent". Outcomes come back in lineup order. One heartbeat renews the leases of the decisions in
+    progress; `retry_below` lets failed decisions be tried again (see `decide_one`)."""
+    lease = lease or LeasePolicy.from_env()
+    if books is not None and not isinstance(books, RoundBooks):
+        books = RoundBooks(books)  # each book fetched once for the whole round, shared by its agents
     with Session(engine) as s:
         rows = agents_of(s, cohort.id)  # type: ignore[arg-type]
         state = tradable_markets(s, as_of)  # the same for every agent of the round: read once
+    beat = ClaimBeat(engine, lease)
 
     def one(row: AgentRow) -> DecisionOutcome:
         impl = agents.get(row.name)
         if impl is None:
             return DecisionOutcome(row.name, "no_agent")
-        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k, books, state)
+        return decide_one(engine, cohort, row, impl, round_key, as_of, forecast_k, books, state, lease=lease,
+                          retry_below=retry_below, beat=beat)
 
-    if concurrency <= 1 or len(rows) <= 1:
-        return [one(r) for r in rows]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(rows)), thread_name_prefix="decide") as pool:
-        return list(pool.map(one, rows))
-
-
+    with Heartbeat(beat.renew, lease.heartbeat_every, name="lease-decisions"):
+        if concurrency <= 1 or len(rows) <= 1:
+            return [one(r) for r in rows]
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(rows)), thread_name_prefix="decide") as pool:
+            return list(pool.map(one, rows))

@@ -2,24 +2,33 @@
 
 Owns file formats, row cleaning and the command's messages; the scores themselves come from the pure scoring
 package. Input columns: forecaster, question, probability (P(YES) in [0, 1]) and optionally outcome (YES
-payout in [0, 1], normally 0 or 1) and batch. A missing or blank batch is the batch named "all".
+payout in [0, 1]: 1/0, true/false or yes/no in any case, or a fraction; blank while unresolved) and batch. A
+missing or blank batch is the batch named "all". Column names are not case-sensitive. A CSV row with more
+fields than the header, an outcome that is none of those, or two columns with one name are refused with the
+line number: guessing would score the wrong thing.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
 from arena.errors import ArenaError
+from arena.scoring.difficulty import difficulty_adjusted_brier
+from arena.scoring.irt import irt_skill
+from arena.scoring.proper import log_loss, spherical
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.proxy import AGGREGATORS, proxy_scores, score_column
 
 REQUIRED_COLUMNS = ("forecaster", "question", "probability")
 DEFAULT_BATCH = "all"
-OUTPUT_COLUMNS = ("batch", "forecaster", "n", "brier") + tuple(score_column(a) for a in AGGREGATORS)
+PROPER_COLUMNS = ("log_score", "spherical_score", "brier_adjusted", "irt_skill")
+OUTPUT_COLUMNS = ("batch", "forecaster", "n", "brier") + tuple(score_column(a) for a in AGGREGATORS) + PROPER_COLUMNS
 FLOAT_FORMAT = "%.10g"  # ten significant digits: far beyond any forecast's precision, without float noise
 _JSON_LINES_SUFFIXES = (".jsonl", ".json-lines", ".jsonlines", ".ndjson")
 
@@ -32,6 +41,13 @@ class ForecastFileError(ArenaError):
     """A forecast file could not be read, or lacks a required column."""
 
     reason = "forecast_file"
+    exit_code = 2
+
+
+FORMAT_FIX = ("see `arena score --help`: a CSV with a header forecaster,question,probability[,outcome][,batch], "
+              "or JSON lines with those keys")
+OUTCOME_TRUE = frozenset({"1", "1.0", "true", "yes"})
+OUTCOME_FALSE = frozenset({"0", "0.0", "false", "no"})
 
 
 def _format_of(path: Path) -> str:
@@ -50,14 +66,38 @@ def _format_of(path: Path) -> str:
     return "csv"
 
 
-def _read_raw(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """Every cell as text (ids like "007" stay as written; numbers are parsed per column later), and each row's
+    place ("line N") in the file."""
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, skipinitialspace=True)
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise ValueError("the file is empty (a CSV needs a header line)")
+        names = [h.strip() for h in header]
+        rows: list[list[str]] = []
+        places: list[str] = []
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(names):
+                raise ForecastFileError(
+                    f"{path} line {reader.line_num}: {len(row)} fields but the header names {len(names)} columns",
+                    fix="remove the extra field, or quote a value that contains a comma", path=str(path))
+            rows.append(row + [""] * (len(names) - len(row)))
+            places.append(f"line {reader.line_num}")
+    return pd.DataFrame(rows, columns=names, dtype=object), places
+
+
+def _read_raw(path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """The file's rows as a frame, and where each row is in the file ("line N" or "item N")."""
     try:
         kind = _format_of(path)
         if kind == "csv":
-            # everything as text: ids like "007" must stay as written; numbers are parsed per column below
-            return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
+            return _read_csv(path)
         if kind == "jsonl":
             rows = []
+            places = []
             with path.open("r", encoding="utf-8-sig") as fh:
                 for number, line in enumerate(fh, start=1):
                     if line.strip():
@@ -65,14 +105,38 @@ def _read_raw(path: Path) -> pd.DataFrame:
                         if not isinstance(row, dict):
                             raise ValueError(f"line {number} is not a JSON object")
                         rows.append(row)
-            return pd.DataFrame.from_records(rows)
+                        places.append(f"line {number}")
+            return pd.DataFrame.from_records(rows), places
         with path.open("r", encoding="utf-8-sig") as fh:
             data = json.load(fh)
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise ValueError("a .json file must hold JSON lines or an array of objects")
-        return pd.DataFrame.from_records(data)
+        return pd.DataFrame.from_records(data), [f"item {i}" for i in range(1, len(data) + 1)]
+    except RecursionError:
+        raise ForecastFileError(f"cannot read {path}: its JSON is nested too deeply", fix=FORMAT_FIX,
+                                path=str(path)) from None
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ForecastFileError(f"cannot read {path}: {exc}", path=str(path)) from exc
+        raise ForecastFileError(f"cannot read {path}: {exc}", fix=FORMAT_FIX, path=str(path)) from exc
+
+
+def _outcomes(column: pd.Series, places: list[str], path: Path) -> pd.Series:
+    """YES payouts: 1/0, true/false, yes/no (any case; JSON booleans too) or a number in [0, 1]; blank is NaN
+    (unresolved). Anything else raises ForecastFileError naming the first bad row's line."""
+    text = _text(column).str.lower()
+    named = text.map(lambda v: 1.0 if v in OUTCOME_TRUE else 0.0 if v in OUTCOME_FALSE else np.nan)
+    numeric = pd.to_numeric(text.replace("", np.nan), errors="coerce").astype(float)
+    numeric = numeric.where((numeric >= 0.0) & (numeric <= 1.0))
+    values = named.astype(float).fillna(numeric)
+    bad = (text != "") & values.isna()
+    if bad.any():
+        positions = np.flatnonzero(bad.to_numpy())
+        first = int(positions[0])
+        more = f" (and {len(positions) - 1} more rows)" if len(positions) > 1 else ""
+        raise ForecastFileError(
+            f"{path} {places[first]}: outcome {column.iloc[first]!r} is not 1/0, true/false, yes/no or a number "
+            f"in [0, 1]{more}", fix="write the YES outcome as 1 or 0 (or true/false, yes/no), or leave it blank "
+                                    "while the question is unresolved", path=str(path))
+    return values
 
 
 def _text(column: pd.Series) -> pd.Series:
@@ -96,12 +160,20 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     Returns columns batch, forecaster, question (text), probability (float in [0, 1]) and outcome (float in
     [0, 1] or NaN). Rows whose probability is missing, not a number or outside [0, 1] are dropped, as are rows
     without a forecaster or question; when a (batch, question, forecaster) appears more than once the last row
-    wins. An outcome that is not a number in [0, 1] is ignored (treated as unresolved). Raises ForecastFileError
-    when the file cannot be read or lacks a required column.
+    wins. Raises ForecastFileError when the file cannot be read, lacks a required column, names a column twice
+    (in any case), has a CSV row with too many fields or an outcome that is not 1/0, true/false or yes/no.
     """
     path = Path(path)
-    raw = _read_raw(path)
-    raw.columns = [str(c).strip().lower() for c in raw.columns]
+    raw, places = _read_raw(path)
+    given = [str(c).strip() for c in raw.columns]
+    seen: dict[str, str] = {}
+    for name in given:
+        if name.lower() in seen:
+            raise ForecastFileError(
+                f"{path}: columns {seen[name.lower()]!r} and {name!r} are the same column (names are not "
+                f"case-sensitive)", fix="keep only one of them", path=str(path))
+        seen[name.lower()] = name
+    raw.columns = [name.lower() for name in given]
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
         raise ForecastFileError(
@@ -115,7 +187,7 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
             "forecaster": _text(raw["forecaster"]),
             "question": _text(raw["question"]),
             "probability": _numbers(raw["probability"]),
-            "outcome": _numbers(raw["outcome"]) if "outcome" in raw else np.nan,
+            "outcome": _outcomes(raw["outcome"], places, path) if "outcome" in raw else np.nan,
         },
         index=raw.index,
     )
@@ -132,13 +204,6 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     if dup.any():
         notes.append(f"dropped {int(dup.sum())} of {total} rows: repeated (batch, question, forecaster); kept the last")
         frame = frame[~dup]
-    if "outcome" in raw:
-        given = _text(raw["outcome"].loc[frame.index]) != ""
-        o = frame["outcome"]
-        bad_o = given & ~((o >= 0.0) & (o <= 1.0))
-        if bad_o.any():
-            notes.append(f"ignored the outcome of {int(bad_o.sum())} rows: not a number in [0, 1]")
-            frame = frame.assign(outcome=o.where(~bad_o, np.nan))
     return frame.reset_index(drop=True), notes
 
 
@@ -147,13 +212,34 @@ def score_forecasts(frame: pd.DataFrame, *, leave_one_out: bool = False) -> pd.D
 
     n counts the forecaster's forecasts; brier is the mean (probability − outcome)² over those with an outcome
     (NaN when none has one); proxy_* are the crowd-proxy scores against each aggregator, with questions pooled
-    within their batch.
+    within their batch; log_score, spherical_score (means over the forecasts with an outcome), brier_adjusted and
+    irt_skill (fitted per batch on those forecasts' Brier: arena.scoring.difficulty and arena.scoring.irt) are NaN
+    where the forecaster has no outcome in the batch.
     """
-    scores = proxy_scores(frame, leave_one_out=leave_one_out, by=["batch", "forecaster"])
+    keys = ["batch", "forecaster"]
+    scores = proxy_scores(frame, leave_one_out=leave_one_out, by=keys)
     sq = (frame["probability"] - frame["outcome"]) ** 2
     brier = sq.groupby([frame["batch"], frame["forecaster"]], sort=False).mean().rename("brier").reset_index()
-    out = scores.merge(brier, on=["batch", "forecaster"], how="left")
+    out = scores.merge(brier, on=keys, how="left").merge(_proper_scores(frame), on=keys, how="left")
     return out[list(OUTPUT_COLUMNS)].sort_values(["batch", "forecaster"], kind="stable").reset_index(drop=True)
+
+
+def _proper_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (batch, forecaster) with an outcome: PROPER_COLUMNS."""
+    known = frame[frame["outcome"].notna()]
+    if not len(known):
+        return pd.DataFrame(columns=["batch", "forecaster", *PROPER_COLUMNS])
+    p, o = known["probability"].to_numpy(float), known["outcome"].to_numpy(float)
+    known = known.assign(brier=(p - o) ** 2, log_loss=log_loss(p, o), spherical=spherical(p, o))
+    parts = []
+    for batch, g in known.groupby("batch", sort=True):
+        rows = g.rename(columns={"forecaster": "agent"})
+        fitted = difficulty_adjusted_brier(rows)[["agent", "brier_adjusted"]].merge(
+            irt_skill(rows)[["agent", "irt_skill"]], on="agent", how="outer")
+        means = rows.groupby("agent").agg(log_score=("log_loss", "mean"), spherical_score=("spherical", "mean"))
+        parts.append(means.reset_index().merge(fitted, on="agent", how="outer").assign(batch=batch))
+    return pd.concat(parts, ignore_index=True).rename(columns={"agent": "forecaster"})[
+        ["batch", "forecaster", *PROPER_COLUMNS]]
 
 
 STATS_COLUMNS = ("brier_ci_low", "brier_ci_high", "tier", "p_first", "pct_beat_first", "p_vs_first_adj",
@@ -161,11 +247,11 @@ STATS_COLUMNS = ("brier_ci_low", "brier_ci_high", "tier", "p_first", "pct_beat_f
 
 
 def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
-                        min_resolved: int = 20) -> pd.DataFrame:
+                        min_resolved: int = PROVISIONAL_MIN_RESOLVED, on_batch: Any = None) -> pd.DataFrame:
     """Per (batch, forecaster) with outcomes: the Brier score's paired-bootstrap 95 % interval (questions
     resampled, every forecaster scored on the same draws), its significance tier, P(ranked first), % of
     questions where it beat No. 1, the BH-adjusted p-value against No. 1, the provisional flag, and the
-    calibration (ECE and Murphy decomposition)."""
+    calibration (ECE and Murphy decomposition). `on_batch(batch)` is called after each batch (progress)."""
     from arena.scoring.calibration import murphy_by_group
     from arena.scoring.stats import paired_bootstrap
 
@@ -185,6 +271,8 @@ def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 
                          "provisional": rec["provisional"],
                          **{k: (c[k] if c is not None else float("nan"))
                             for k in ("ece", "reliability", "resolution", "uncertainty")}})
+        if on_batch is not None:
+            on_batch(batch)
     return pd.DataFrame(rows, columns=["batch", "forecaster", *STATS_COLUMNS])
 
 
@@ -200,13 +288,19 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
     try:
         frame, notes = read_forecasts(path)
     except ForecastFileError as exc:
-        print(f"arena score: {exc.message}", file=stderr)
+        print(f"arena score: {exc.message}" + (f" — {exc.fix}" if exc.fix else ""), file=stderr)
         return EXIT_INPUT
     for note in notes:
         print(note, file=stderr)
     table = score_forecasts(frame, leave_one_out=leave_one_out)
     if bootstrap > 0:
-        extra = forecast_statistics(frame, n_boot=bootstrap, seed=seed)
+        from arena.progress import Progress
+
+        known = frame[frame["outcome"].notna()] if "outcome" in frame.columns else frame.iloc[0:0]
+        with Progress(int(known["batch"].nunique()), f"arena score: {bootstrap} bootstrap draws", stream=stderr,
+                      unit="batch") as bar:
+            extra = forecast_statistics(frame, n_boot=bootstrap, seed=seed,
+                                        on_batch=lambda batch: bar.update(1, str(batch)))
         table = table.merge(extra, on=["batch", "forecaster"], how="left")
     try:
         if out is None:
@@ -226,6 +320,7 @@ __all__ = [
     "DEFAULT_BATCH",
     "ForecastFileError",
     "OUTPUT_COLUMNS",
+    "PROPER_COLUMNS",
     "read_forecasts",
     "STATS_COLUMNS",
     "forecast_statistics",

@@ -1,7 +1,8 @@
 """Mark to market: value every agent's open positions at the latest prices and store portfolio snapshots.
 
 Set-based: one aggregate query for positions, one for cash, one for prices, then integer numpy arithmetic
-(`domain.valuation.value_micros`), then one bulk insert. Idempotent on (agent, as_of).
+(`domain.valuation.value_micros`), then one bulk insert — on PostgreSQL the positions are valued in one
+query that returns a row per agent (`agent_values`). Idempotent on (agent, as_of).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, insert, select
+from sqlalchemy import BigInteger, String, bindparam, func, select, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.domain.market import NO, YES
 from arena.domain.valuation import value_micros
 from arena.money import MICRO
+from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, FillRow, PortfolioSnapshotRow, PriceSnapshotRow
 
@@ -52,8 +55,9 @@ class MarkCounts:
     snapshots_written: int
 
 
-def position_frame(session: Session, cohort_ids: Sequence[int]) -> pd.DataFrame:
-    """Open positions (shares > 0) of the cohorts: agent_id, market_id, outcome, shares, cost (micro units)."""
+def position_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
+    """Open positions (shares > 0) of the cohorts: agent_id, market_id, outcome, shares, cost (micro units).
+    With `as_of`, only fills recorded at or before it count (the book as it stood then)."""
     q = (
         select(FillRow.agent_id, FillRow.market_id, FillRow.outcome,
                func.sum(FillRow.shares).label("shares"), func.sum(FillRow.cost_micros).label("cost"))
@@ -61,18 +65,23 @@ def position_frame(session: Session, cohort_ids: Sequence[int]) -> pd.DataFrame:
         .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         .having(func.sum(FillRow.shares) > 0)
     )
-    df = rows_frame(_raw_rows(session, q), ["agent_id", "market_id", "outcome", "shares", "cost"])
+    if as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
+        rows = session.connection().execute(q.where(FillRow.at <= as_of)).all()
+    else:
+        rows = _raw_rows(session, q)
+    df = rows_frame(rows, ["agent_id", "market_id", "outcome", "shares", "cost"])
     return df.astype({"agent_id": "int64", "shares": "int64", "cost": "int64"})
 
 
-def cash_frame(session: Session, cohort_ids: Sequence[int]) -> pd.DataFrame:
-    """Every agent of the cohorts with its cash = starting cash + Σ cash deltas of its fills."""
-    fills = (
+def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
+    """Every agent of the cohorts with its cash = starting cash + Σ cash deltas of its fills (with `as_of`: of
+    its fills recorded at or before it)."""
+    fq = (
         select(FillRow.agent_id, func.sum(FillRow.cash_micros).label("delta"))
         .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
         .group_by(FillRow.agent_id)
-        .subquery()
     )
+    fills = (fq.where(FillRow.at <= as_of) if as_of is not None else fq).subquery()
     q = (
         select(AgentRow.id, AgentRow.cohort_id, CohortRow.starting_cash_micros, fills.c.delta)
         .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
@@ -89,6 +98,17 @@ def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) ->
     """Latest price per (market, outcome) among snapshots fetched and observed by `as_of`."""
     if not len(market_ids):
         return pd.DataFrame(columns=["market_id", "outcome", "price_ppm"])
+    conn = session.connection()
+    if conn.dialect.name == "postgresql":
+        # One array parameter instead of an IN list of 10⁴–10⁵ values (whose parsing and planning cost more
+        # than the query), and DISTINCT ON for the newest row per (market, outcome), ties to the later id.
+        q = text(
+            "SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm FROM price_snapshots "
+            "WHERE market_id = ANY(:ids) AND fetched_at <= :t AND observed_at <= :t "
+            "ORDER BY market_id, outcome, observed_at DESC, id DESC"
+        ).bindparams(bindparam("ids", type_=ARRAY(String)))
+        return rows_frame(conn.execute(q, {"ids": list(market_ids), "t": as_of}).all(),
+                          ["market_id", "outcome", "price_ppm"])
     latest = (
         select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome,
                func.max(PriceSnapshotRow.observed_at).label("t"))
@@ -136,6 +156,52 @@ def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFra
     return df.drop(columns=["direct", "yes"])
 
 
+WORK_MEM = "256MB"
+_AGENT_VALUES_PG = """
+WITH pos AS (
+    SELECT agent_id, market_id, outcome, sum(shares) AS shares, sum(cost_micros) AS cost
+    FROM fills WHERE cohort_id = ANY(:cohorts)
+    GROUP BY agent_id, market_id, outcome HAVING sum(shares) > 0),
+px AS (
+    SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm FROM price_snapshots
+    WHERE market_id IN (SELECT DISTINCT market_id FROM pos) AND fetched_at <= :t AND observed_at <= :t
+    ORDER BY market_id, outcome, observed_at DESC, id DESC),
+valued AS (
+    SELECT pos.agent_id, pos.shares, pos.cost,
+           coalesce(d.price_ppm, CASE WHEN pos.outcome = :no THEN :micro - y.price_ppm END) AS price
+    FROM pos
+    LEFT JOIN px d ON d.market_id = pos.market_id AND d.outcome = pos.outcome
+    LEFT JOIN px y ON y.market_id = pos.market_id AND y.outcome = :yes)
+SELECT agent_id,
+       CAST(sum(CASE WHEN price IS NULL THEN cost
+                     ELSE div(shares, :micro) * price + div(mod(shares, :micro) * price, :micro) END) AS bigint),
+       count(*), sum(CASE WHEN price IS NULL THEN 1 ELSE 0 END)
+FROM valued GROUP BY agent_id
+"""
+
+
+def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int]) -> pd.DataFrame:
+    """Per agent with open positions: positions_value (micro-USD), open_positions, unpriced — the sums of
+    `value_positions(position_frame(...), price_frame(...))`. On PostgreSQL the fold, the price lookup and
+    the valuation run in the database (the same rules: direct price, else NO = 1 − YES, else cost basis;
+    floor(shares × price) split as in `domain.valuation.value_micros`, exact in NUMERIC), so a million
+    positions never cross the wire; elsewhere in pandas."""
+    conn = session.connection()
+    if conn.dialect.name == "postgresql":
+        # the fold of 10⁶ positions hashes in memory instead of spilling batches to disk (this transaction only)
+        conn.execute(text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
+        q = text(_AGENT_VALUES_PG).bindparams(bindparam("cohorts", type_=ARRAY(BigInteger)))
+        rows = conn.execute(q, {"cohorts": [int(c) for c in cohort_ids], "t": as_of, "micro": MICRO,
+                                "yes": YES, "no": NO}).all()
+        df = rows_frame(rows, ["agent_id", "positions_value", "open_positions", "unpriced"])
+        return df.astype("int64").set_index("agent_id")
+    positions = position_frame(session, cohort_ids)
+    valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
+    valued["unpriced"] = (~valued["priced"].astype(bool)).astype("int64")
+    return valued.groupby("agent_id").agg(
+        positions_value=("value", "sum"), open_positions=("value", "size"), unpriced=("unpriced", "sum"))
+
+
 def mark_to_market(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
                    final: bool = False) -> MarkCounts:
     """Write a portfolio snapshot at `as_of` for every agent of the given (default: open) cohorts."""
@@ -145,13 +211,7 @@ def mark_to_market(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
         if not cohort_ids:
             return MarkCounts(0, 0, 0, 0)
         cash = cash_frame(s, cohort_ids)
-        positions = position_frame(s, cohort_ids)
-        prices = price_frame(s, as_of, positions["market_id"].unique().tolist())
-        valued = value_positions(positions, prices)
-        valued["unpriced"] = (~valued["priced"].astype(bool)).astype("int64")
-        per_agent = valued.groupby("agent_id").agg(
-            positions_value=("value", "sum"), open_positions=("value", "size"), unpriced=("unpriced", "sum"),
-        )
+        per_agent = agent_values(s, as_of, cohort_ids)
         book = cash.set_index("agent_id").join(per_agent, how="left").fillna(
             {"positions_value": 0, "open_positions": 0, "unpriced": 0})
         done = set(s.scalars(select(PortfolioSnapshotRow.agent_id).where(
@@ -165,7 +225,6 @@ def mark_to_market(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
                                                book["positions_value"], book["open_positions"], book["unpriced"])
             if int(aid) not in done
         ]
-        if rows:
-            s.execute(insert(PortfolioSnapshotRow), rows)
-        return MarkCounts(len(book), len(valued), int((~valued["priced"]).sum()) if len(valued) else 0,
+        repo.bulk_insert(s, PortfolioSnapshotRow.__table__, rows)  # type: ignore[attr-defined]
+        return MarkCounts(len(book), int(per_agent["open_positions"].sum()), int(per_agent["unpriced"].sum()),
                           len(rows))

@@ -1,83 +1,136 @@
 """Operations: claiming and recording job runs, so every scheduled job runs at most once per period (even with
-two schedulers on one database), a failed period is retried by the next tick, and each run's start, end,
-status, counts and error are kept for the operations page."""
+two schedulers on one database), a failed or incomplete period is retried by the next tick, a run whose
+process died is taken over once its lease expires, and each run's start, end, status, counts and error are
+kept for the operations page.
+
+A run's statuses: running (claimed, its lease renewed by a heartbeat while the body works), ok, failed (the
+body raised) and incomplete (the body finished but left work a later tick should pick up, e.g. decisions to
+retry). Only one claimant can take a period: the claim is an INSERT (unique per job and period) or a
+conditional UPDATE of a failed, incomplete or lease-expired run."""
 
 from __future__ import annotations
 
-import os
-import socket
+import itertools
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from arena.services.leases import Heartbeat, LeasePolicy, runner_id
 from arena.store.engine import session_scope
 from arena.store.tables import JobRunRow
 
-RUNNER = f"{socket.gethostname()}:{os.getpid()}"
+RETRYABLE = ("failed", "incomplete")
+_claims = itertools.count(1)
 
 
 @dataclass(frozen=True)
 class JobOutcome:
     job: str
     period_key: str
-    status: str  # ok, failed, skipped (another run has this period)
+    status: str  # ok, failed, incomplete, skipped (another run has this period), lost (its lease was taken over)
     counts: dict[str, Any]
     error: str = ""
 
 
-def claim(engine: Engine, job: str, period_key: str, now: datetime) -> bool:
-    """Claim `job` for `period_key`. True if this caller should run it: a fresh claim, or the retry of a
-    failed run of the same period. False when the period is done or being run elsewhere."""
+def claim(engine: Engine, job: str, period_key: str, now: datetime, lease: LeasePolicy | None = None
+          ) -> str | None:
+    """Claim `job` for `period_key`: the claim's token if this caller should run it (a fresh claim, the retry
+    of a failed or incomplete run, or the takeover of a run whose lease expired), else None (the period is
+    done, or being run by a live process)."""
+    lease = lease or LeasePolicy.from_env()
+    token = f"{runner_id()}.{next(_claims)}"
     try:
         with session_scope(engine) as s:
-            s.add(JobRunRow(job=job, period_key=period_key, status="running", started_at=now, runner=RUNNER))
-        return True
+            s.add(JobRunRow(job=job, period_key=period_key, status="running", started_at=now, runner=token,
+                            lease_until=lease.until(), heartbeat_at=lease.now()))
+        return token
     except IntegrityError:
         pass
+    wall = lease.now()
     with session_scope(engine) as s:
-        # Only one claimant can flip a failed run back to running: the UPDATE is conditional on its status.
+        # Only one claimant can take the run over: the UPDATE is conditional on its status (and lease).
         res = s.execute(
             update(JobRunRow)
             .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
-                   JobRunRow.status == "failed")
-            .values(status="running", started_at=now, finished_at=None, error="", runner=RUNNER,
-                    attempts=JobRunRow.attempts + 1)
+                   or_(JobRunRow.status.in_(RETRYABLE),  # type: ignore[attr-defined]
+                       and_(JobRunRow.status == "running",
+                            or_(JobRunRow.lease_until.is_(None), JobRunRow.lease_until < wall))))  # type: ignore[union-attr,operator]
+            .values(status="running", started_at=now, finished_at=None, error="", runner=token,
+                    attempts=JobRunRow.attempts + 1, lease_until=lease.until(), heartbeat_at=wall)
+        )
+        return token if res.rowcount == 1 else None
+
+
+def reopen(engine: Engine, job: str, period_key: str) -> bool:
+    """Mark a finished (ok) run of the period incomplete, so the next claim runs it again: for work that
+    appeared after it finished (e.g. a decision stranded by a killed `arena round`). True when reopened."""
+    with session_scope(engine) as s:
+        res = s.execute(update(JobRunRow)
+                        .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
+                               JobRunRow.status == "ok")
+                        .values(status="incomplete"))
+        return res.rowcount == 1
+
+
+def renew(engine: Engine, job: str, period_key: str, token: str, lease: LeasePolicy) -> bool:
+    """Push the run's lease forward (the heartbeat); False when the claim is no longer this token's."""
+    with session_scope(engine) as s:
+        res = s.execute(
+            update(JobRunRow)
+            .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
+                   JobRunRow.runner == token, JobRunRow.status == "running")
+            .values(lease_until=lease.until(), heartbeat_at=lease.now())
         )
         return res.rowcount == 1
 
 
 def finish(engine: Engine, job: str, period_key: str, now: datetime, status: str,
-           counts: dict[str, Any] | None = None, error: str = "") -> None:
+           counts: dict[str, Any] | None = None, error: str = "", token: str | None = None) -> bool:
+    """Record the run's end; with `token`, only if the claim is still this token's (True when recorded)."""
+    conds = [JobRunRow.job == job, JobRunRow.period_key == period_key]
+    if token is not None:
+        conds += [JobRunRow.runner == token, JobRunRow.status == "running"]
     with session_scope(engine) as s:
-        s.execute(
+        res = s.execute(
             update(JobRunRow)
-            .where(JobRunRow.job == job, JobRunRow.period_key == period_key)  # type: ignore[arg-type]
-            .values(status=status, finished_at=now, counts=counts or {}, error=error[:20_000])
+            .where(*conds)  # type: ignore[arg-type]
+            .values(status=status, finished_at=now, counts=counts or {}, error=error[:20_000], lease_until=None)
         )
+        return res.rowcount == 1
 
 
 def run_once(engine: Engine, job: str, period_key: str, clock: Any,
-             body: Callable[[], dict[str, Any] | None]) -> JobOutcome:
+             body: Callable[[], dict[str, Any] | None], *, lease: LeasePolicy | None = None,
+             incomplete: Callable[[dict[str, Any]], bool] | None = None) -> JobOutcome:
     """Run `body` for (`job`, `period_key`) if it can be claimed, recording the outcome. `body` writes in its
-    own transactions; if it raises, its transaction has rolled back and the run is recorded as failed."""
-    if not claim(engine, job, period_key, clock.now()):
+    own transactions; if it raises, its transaction has rolled back and the run is recorded as failed. While
+    it runs a heartbeat renews the claim's lease. `incomplete(counts)` True records the run as incomplete:
+    the next tick claims it again."""
+    lease = lease or LeasePolicy.from_env()
+    token = claim(engine, job, period_key, clock.now(), lease)
+    if token is None:
         return JobOutcome(job, period_key, "skipped", {})
     try:
-        counts = body() or {}
+        with Heartbeat(lambda: renew(engine, job, period_key, token, lease), lease.heartbeat_every,
+                       name=f"lease-{job}"):
+            counts = body() or {}
     except Exception as exc:  # the one boundary where a job's error is recorded and the scheduler moves on
         err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        finish(engine, job, period_key, clock.now(), "failed", error=err)
+        finish(engine, job, period_key, clock.now(), "failed", error=err, token=token)
         return JobOutcome(job, period_key, "failed", {}, err)
     counts = {k: _jsonable(v) for k, v in counts.items()}
-    finish(engine, job, period_key, clock.now(), "ok", counts)
-    return JobOutcome(job, period_key, "ok", counts)
+    status = "incomplete" if incomplete is not None and incomplete(counts) else "ok"
+    if not finish(engine, job, period_key, clock.now(), status, counts, token=token):
+        # our lease expired and another process took the period over; it records the outcome
+        return JobOutcome(job, period_key, "lost", counts)
+    return JobOutcome(job, period_key, status, counts)
 
 
 def recent_runs(engine: Engine, limit: int = 200) -> list[JobRunRow]:

@@ -97,8 +97,10 @@ def simulate(
                     if created:
                         report.cohorts.append(cohort.name)
             with session_scope(engine) as s:
+                # Only cohorts that have opened: a database left by a killed run holds later cohorts already,
+                # which must not trade before their own Sunday.
                 deciding = [c for c in open_cohorts(s, newest_k)
-                            if now < utc(c.period_start) + timedelta(weeks=rules.decision_weeks)]
+                            if utc(c.period_start) <= now < utc(c.period_start) + timedelta(weeks=rules.decision_weeks)]
             for cohort in deciding:
                 for out in decide.run_round(engine, cohort, agents, f"{now:%Y-%m-%d}",
                                             now + timedelta(minutes=5), forecast_k):

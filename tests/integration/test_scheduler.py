@@ -21,8 +21,8 @@ from arena.services import decide, ingest
 from arena.services.cohorts import LineupEntry, start_cohort
 from arena.store.engine import session_scope
 from arena.store.tables import FillRow, JobRunRow, PortfolioSnapshotRow
-from jobs import runtime
-from jobs.scheduler import build_scheduler, run_now
+from arena.jobs import runtime
+from arena.jobs.scheduler import build_scheduler, run_now
 
 SAT_2300 = datetime(2026, 1, 3, 23, 0, 5, tzinfo=timezone.utc)
 
@@ -143,15 +143,15 @@ def test_two_schedulers_on_one_database_do_not_double_settle(engine, clock):
 def test_a_failed_run_is_recorded_and_retried(engine, clock, monkeypatch):
     clock.set(datetime(2026, 1, 4, 1, 0, 5, tzinfo=timezone.utc))
     _position_in_resolved_market(engine, clock.now())
-    import jobs.settle
+    import arena.jobs.settle
 
-    real = jobs.settle.settle_resolved
-    monkeypatch.setattr(jobs.settle, "settle_resolved", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("db gone")))
+    real = arena.jobs.settle.settle_resolved
+    monkeypatch.setattr(arena.jobs.settle, "settle_resolved", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("db gone")))
     out = run_now("settle")
     assert out.status == "failed" and "db gone" in out.error
     with Session(engine) as s:
         assert s.scalars(select(FillRow).where(FillRow.kind == "settle")).all() == []
-    monkeypatch.setattr(jobs.settle, "settle_resolved", real)
+    monkeypatch.setattr(arena.jobs.settle, "settle_resolved", real)
     assert run_now("settle").status == "ok"  # the same period, claimed again
     with Session(engine) as s:
         row = s.scalars(select(JobRunRow).where(JobRunRow.job == "settle")).one()

@@ -12,7 +12,8 @@ import pytest
 
 from arena.services.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
 
-HEADER = "batch,forecaster,n,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool"
+HEADER = ("batch,forecaster,n,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool,"
+          "log_score,spherical_score,brier_adjusted,irt_skill")
 
 # q1: a 0.2, b 0.6, c 0.7 (all resolve NO); q2: a 0.9, b 0.5 (resolve YES); q3: b 0.4 (unresolved).
 # Three more rows are bad: c's q2 probability is missing, c's q3 is "abc", a's q3 is 1.5.
@@ -167,14 +168,22 @@ def test_repeated_forecasts_keep_the_last(tmp_path: Path) -> None:
     assert int(a["n"]) == 1 and float(a["brier"]) == pytest.approx(0.49)  # (0.3 − 1)²
 
 
-def test_bad_outcomes_are_ignored_not_dropped(tmp_path: Path) -> None:
-    rows = [("a", "q", "0.3", "yes"), ("b", "q", "0.5", "1")]
+@pytest.mark.parametrize("yes, no", [("1", "0"), ("true", "false"), ("True", "FALSE"), ("yes", "No"),
+                                     ("YES", "no"), ("1.0", "0.0")])
+def test_outcomes_may_be_written_as_words_in_any_case(tmp_path: Path, yes: str, no: str) -> None:
+    rows = [("a", "q1", "0.3", yes), ("a", "q2", "0.4", no), ("b", "q1", "0.5", yes), ("b", "q2", "0.5", "")]
     code, out, err = run(write_csv(tmp_path / "f.csv", rows))
-    assert code == 0
-    assert "ignored the outcome of 1 rows" in err
+    assert code == 0, err
     got = parse(out)
-    assert got["a"]["brier"] == "" and int(got["a"]["n"]) == 1
-    assert float(got["b"]["brier"]) == pytest.approx(0.25)
+    assert float(got["a"]["brier"]) == pytest.approx((0.7**2 + 0.4**2) / 2)
+    assert float(got["b"]["brier"]) == pytest.approx(0.25) and int(got["b"]["n"]) == 2
+
+
+def test_a_bad_outcome_is_refused_with_its_line_number(tmp_path: Path) -> None:
+    rows = [("a", "q", "0.3", "1"), ("b", "q", "0.5", "maybe"), ("c", "q", "0.5", "2")]
+    code, out, err = run(write_csv(tmp_path / "f.csv", rows))
+    assert code == 2 and out == ""
+    assert "line 3: outcome 'maybe' is not 1/0, true/false, yes/no" in err and "(and 1 more rows)" in err
 
 
 def test_all_rows_dropped_gives_just_the_header(tmp_path: Path) -> None:
@@ -240,3 +249,26 @@ def test_json_array_file(tmp_path: Path) -> None:
     # question 1: mean 0.4 → a (0.2−0.4)² = 0.04, b (0.6−0.4)² = 0.04; Briers 0.04 and 0.36
     assert float(rows["a"]["proxy_mean"]) == pytest.approx(0.04)
     assert float(rows["b"]["brier"]) == pytest.approx(0.36)
+
+
+def test_proper_and_difficulty_adjusted_columns_per_batch(tmp_path: Path) -> None:
+    # batch A: f1 and f2 answer both questions, f3 only an unresolved one. Batch B: "good" answers the easy and
+    # the hard question, "lucky" only the easy one — lucky's raw Brier is better, the adjusted one is not.
+    path = tmp_path / "f.csv"
+    path.write_text("batch,forecaster,question,probability,outcome\n"
+                    "A,f1,q1,0.8,1\nA,f1,q2,0.3,0\nA,f2,q1,0.6,1\nA,f2,q2,0.5,0\nA,f3,q3,0.4,\n"
+                    "B,good,easy,0.9,1\nB,good,hard,0.6,1\nB,lucky,easy,0.8,1\nB,other,hard,0.5,1\n",
+                    encoding="utf-8")
+    code, out, _ = run(path)
+    assert code == 0
+    rows = {(r["batch"], r["forecaster"]): r for r in csv.DictReader(io.StringIO(out))}
+    f1, f2, f3 = rows[("A", "f1")], rows[("A", "f2")], rows[("A", "f3")]
+    assert float(f1["log_score"]) == pytest.approx(-(math.log(0.8) + math.log(0.7)) / 2)
+    assert float(f2["spherical_score"]) == pytest.approx((0.6 / math.sqrt(0.52) + 0.5 / math.sqrt(0.5)) / 2)
+    assert float(f1["brier_adjusted"]) == pytest.approx(float(f1["brier"]), abs=1e-8)  # same questions: raw
+    assert float(f1["irt_skill"]) > float(f2["irt_skill"])
+    assert all(f3[c] == "" for c in ("brier", "log_score", "spherical_score", "brier_adjusted", "irt_skill"))
+    good, lucky = rows[("B", "good")], rows[("B", "lucky")]
+    assert float(lucky["brier"]) < float(good["brier"])
+    # on the shared easy question good is 0.03 better: so is its adjusted score
+    assert float(lucky["brier_adjusted"]) - float(good["brier_adjusted"]) == pytest.approx(0.03, abs=1e-8)

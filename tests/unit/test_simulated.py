@@ -230,3 +230,46 @@ def test_open_prices_are_quantized_clipped_and_inside_the_spread(small: Simulate
             assert q.bid < p < q.ask
             assert q.price(NO).ppm == 1_000_000 - p.ppm
             t += DAY
+
+
+def test_exclusive_groups_sum_to_one_have_one_winner_and_noisy_prices():
+    plain = SimulatedUniverse.generate(3, START, weeks=3, markets_per_week=5)
+    u = SimulatedUniverse.generate(3, START, weeks=3, markets_per_week=5, groups_per_week=4)
+    # adding groups leaves every single market unchanged
+    assert all(u.spec(s.id).ticks == s.ticks and u.spec(s.id).resolution == s.resolution for s in plain.specs())
+    groups: dict[str, list] = {}
+    for s in u.specs():
+        if s.market.group_id:
+            groups.setdefault(s.market.group_id, []).append(s)
+    assert len(groups) == 12 and len(u) == 15 + sum(len(g) for g in groups.values())
+    sums_off = 0
+    for gid, members in groups.items():
+        assert 2 <= len(members) <= 4
+        assert math.isclose(sum(s.truth for s in members), 1.0, abs_tol=1e-9)
+        assert sum(s.resolution.payouts[YES].ppm for s in members) == 1_000_000  # exactly one YES
+        assert all(s.resolution.kind is ResolutionKind.WINNER for s in members)
+        assert len({(s.opened_at, s.closes_at) for s in members}) == 1
+        for k in range(len(members[0].informed)):
+            assert math.isclose(sum(s.informed[k] for s in members), 1.0, abs_tol=1e-9)
+        winner = next(s for s in members if s.resolution.payouts[YES].ppm)
+        assert winner.informed[-1] == 1.0 and winner.ticks[-1] == 990
+        sums_off += sum(sum(s.ticks[k] for s in members) != 1000 for k in range(len(members[0].ticks)))
+    assert sums_off > 0  # the venue's prices of a group need not sum to 1
+    # deterministic
+    again = SimulatedUniverse.generate(3, START, weeks=3, markets_per_week=5, groups_per_week=4)
+    assert [(s.id, s.ticks) for s in again.specs()] == [(s.id, s.ticks) for s in u.specs()]
+    with pytest.raises(ConfigError, match="groups_per_week"):
+        SimulatedUniverse.generate(3, START, weeks=1, markets_per_week=1, groups_per_week=-1)
+
+
+def test_group_winners_follow_the_truths():
+    """Over many groups the favourite wins about as often as its truth says (calibrated draws)."""
+    u = SimulatedUniverse.generate(9, START, weeks=50, markets_per_week=0, groups_per_week=20)
+    truths, wins = [], []
+    for s in u.specs():
+        truths.append(s.truth)
+        wins.append(s.resolution.payouts[YES].ppm / 1e6)
+    truths, wins = np.array(truths), np.array(wins)
+    for lo, hi in ((0.0, 0.2), (0.2, 0.5), (0.5, 1.0)):
+        sel = (truths >= lo) & (truths < hi)
+        assert abs(wins[sel].mean() - truths[sel].mean()) < 0.06, (lo, hi)

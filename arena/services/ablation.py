@@ -1,0 +1,232 @@
+"""Ablation comparisons: B vs A over their shared questions, from stored facts — the paired difference in
+forecast Brier (net of replicate noise), Kelly-implied Brier and realized P/L with paired-bootstrap intervals,
+the anytime-valid confidence sequence on the forecast-Brier difference with the first date it excluded 0, and
+each seat's run-to-run spread. Feeds `arena compare` and the cohort statistics page's ablation table.
+
+Shared questions: the forecast-set questions (market @ round) of the cohorts whose frozen lineup holds both
+seats, resolved by `as_of`. Seats are named as on the boards (a lineup name, stable across cohorts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.errors import InputError
+from arena.scoring.ablation import PairedDifference, paired_difference, replicate_spread
+from arena.scoring.leaderboard import per_bet_scores
+from arena.scoring.sequential import DEFAULT_ALPHA, confidence_sequence
+from arena.services.mark import rows_frame
+from arena.services.score import bets_frame
+from arena.services.standings import forecast_set_frame
+from arena.store.tables import AgentRow, CohortRow, FillRow, ResolutionRow
+
+MICRO = 1_000_000
+METRICS = ("forecast_brier", "kelly_brier", "pnl")
+
+
+@dataclass
+class Comparison:
+    """B vs A. `differences`: metric → PairedDifference (B − A; for the Briers negative = B better; for P/L
+    positive = B earned more, USD). `sequence`: the confidence sequence on the per-question forecast-Brier
+    difference (replicate means) in resolution order: n, lower, upper, estimate, alpha, first_date (ISO date
+    the sequence first excluded 0, or None), sign. `spread`: replicate_spread rows of the two seats."""
+
+    a: str
+    b: str
+    cohorts: list[str]
+    as_of: datetime
+    factor: str | None = None  # set when one seat is declared `variant_of` the other
+    differences: dict[str, PairedDifference] = field(default_factory=dict)
+    sequence: dict[str, Any] = field(default_factory=dict)
+    spread: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def to_json(self) -> dict[str, Any]:
+        spread = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+                  for r in self.spread.to_dict("records")]
+        return {"a": self.a, "b": self.b, "factor": self.factor, "cohorts": self.cohorts,
+                "as_of": self.as_of.isoformat(), "differences": {k: d.to_json() for k, d in self.differences.items()},
+                "sequence": self.sequence, "spread": spread}
+
+
+def ablation_pairs(engine: Engine, cohort: str | None = None) -> list[tuple[str, str, str]]:
+    """(base, variant, factor) for every seat frozen with `variant_of`, in the named cohort or any."""
+    with Session(engine) as s:
+        q = select(AgentRow.name, AgentRow.config, CohortRow.name).join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+        if cohort is not None:
+            q = q.where(CohortRow.name == cohort)
+        seen: dict[tuple[str, str], str] = {}
+        for name, config, _ in s.execute(q).all():
+            base = (config or {}).get("variant_of")
+            if base:
+                seen.setdefault((str(base), name), str((config or {}).get("factor") or ""))
+    return [(a, b, f) for (a, b), f in sorted(seen.items())]
+
+
+def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, as_of: datetime) -> dict[int, str]:
+    rows = session.execute(select(CohortRow.id, CohortRow.name, AgentRow.name)
+                           .join(AgentRow, AgentRow.cohort_id == CohortRow.id)
+                           .where(CohortRow.created_at <= as_of)).all()  # type: ignore[arg-type]
+    cohorts = {cid: cname for cid, cname, _ in rows}
+    seats: dict[int, set[str]] = {}
+    for cid, _, agent in rows:
+        seats.setdefault(cid, set()).add(agent)
+    if names:
+        unknown = [n for n in names if n not in cohorts.values()]
+        if unknown:
+            known = sorted(set(cohorts.values()))
+            raise InputError(f"unknown cohort {unknown[0]!r}",
+                             fix="choose from " + (", ".join(known[-8:]) if known else "(no cohorts yet)")
+                             + " (see `arena leaderboard`)")
+    everyone = set().union(*seats.values()) if seats else set()
+    for seat in (a, b):
+        if seat not in everyone:
+            raise InputError(f"unknown agent {seat!r}",
+                             fix="name a seat of the lineup: " + (", ".join(sorted(everyone)) or "(no cohorts yet)"))
+    if a == b:
+        raise InputError(f"compare needs two different agents, got {a!r} twice", fix="name the base and the variant")
+    out = {cid: cohorts[cid] for cid in sorted(seats) if {a, b} <= seats[cid]
+           and (not names or cohorts[cid] in names)}
+    return out
+
+
+def _resolved_at(session: Session, as_of: datetime) -> pd.Series:
+    """market_id → when its latest resolution (recorded by `as_of`) was recorded."""
+    rows = session.execute(select(ResolutionRow.market_id, func.max(ResolutionRow.recorded_at))
+                           .where(ResolutionRow.recorded_at <= as_of)  # type: ignore[arg-type]
+                           .group_by(ResolutionRow.market_id)).all()
+    return pd.Series({m: pd.Timestamp(t) for m, t in rows}, dtype=object)
+
+
+def _pnl(session: Session, ids: dict[int, str], a: str, b: str, as_of: datetime) -> pd.DataFrame:
+    """Realized P/L (USD) per (cohort, market) for both seats over the markets either traded, 0 where a seat
+    had no position; markets where either still holds shares are left out (not realized yet)."""
+    rows = session.execute(
+        select(FillRow.cohort_id, AgentRow.name, FillRow.market_id, func.sum(FillRow.cash_micros),
+               func.sum(FillRow.shares))
+        .join(AgentRow, AgentRow.id == FillRow.agent_id)
+        .where(FillRow.cohort_id.in_(list(ids)), AgentRow.name.in_([a, b]),  # type: ignore[attr-defined]
+               FillRow.at <= as_of)  # type: ignore[arg-type,operator]
+        .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)).all()
+    df = rows_frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
+    if df.empty:
+        return pd.DataFrame(columns=["cohort", "market_id", "question", "agent", "pnl"])
+    df["cohort"] = df["cohort_id"].map(ids)
+    open_markets = set(zip(df.loc[df["shares"] != 0, "cohort"], df.loc[df["shares"] != 0, "market_id"]))
+    out = []
+    for (cohort, mid), _ in df.groupby(["cohort", "market_id"]):
+        if (cohort, mid) in open_markets:
+            continue
+        for seat in (a, b):
+            cash = df[(df["cohort"] == cohort) & (df["market_id"] == mid) & (df["agent"] == seat)]["cash"]
+            out.append({"cohort": cohort, "market_id": mid, "question": mid, "agent": seat,
+                        "pnl": float(cash.sum()) / MICRO if len(cash) else 0.0})
+    return pd.DataFrame(out, columns=["cohort", "market_id", "question", "agent", "pnl"])
+
+
+def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] | None = None, *,
+            n_boot: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Comparison:
+    """B vs A from the facts recorded by `as_of` (see the module docstring). Raises InputError for an unknown
+    agent or cohort."""
+    with Session(engine) as s:
+        ids = _shared_cohorts(s, a, b, cohorts, as_of)
+        result = Comparison(a, b, sorted(ids.values()), as_of)
+        seats = select(AgentRow.name, AgentRow.config).where(AgentRow.name.in_([a, b]))  # type: ignore[attr-defined]
+        factors = {name: (cfg or {}) for name, cfg in s.execute(seats).all()}
+        for base, variant in ((a, b), (b, a)):
+            if factors.get(variant, {}).get("variant_of") == base:
+                result.factor = factors[variant].get("factor")
+        if not ids:
+            return result
+        f = forecast_set_frame(s, list(ids), as_of, all_replicates=True)
+        bets = bets_frame(s, list(ids), as_of)
+        pnl = _pnl(s, ids, a, b, as_of)
+        resolved = _resolved_at(s, as_of)
+    f = f[f["agent"].isin([a, b])].copy()
+    f["question"] = f["cohort"].astype(str) + "/" + f["question"].astype(str)
+    f["brier"] = (f["probability"] - f["outcome_yes"]) ** 2
+    options = dict(n_boot=n_boot, seed=seed)
+    result.differences["forecast_brier"] = paired_difference(f, a, b, "brier", metric="forecast_brier", **options)
+    if len(bets):
+        scored = per_bet_scores(bets[bets["agent"].isin([a, b])])
+        scored = scored.assign(question=scored["market_id"])
+        result.differences["kelly_brier"] = paired_difference(scored, a, b, "brier_kelly", metric="kelly_brier",
+                                                              **options)
+    else:
+        result.differences["kelly_brier"] = paired_difference(pd.DataFrame(
+            columns=["agent", "cohort", "market_id", "question", "brier_kelly"]), a, b, "brier_kelly",
+            metric="kelly_brier")
+    result.differences["pnl"] = paired_difference(pnl, a, b, "pnl", metric="pnl", statistic="total", **options)
+    result.sequence = _sequence(f, a, b, resolved, alpha)
+    result.spread = replicate_spread(f.assign(question=f["question"]))
+    return result
+
+
+def _sequence(f: pd.DataFrame, a: str, b: str, resolved: pd.Series, alpha: float) -> dict[str, Any]:
+    """The confidence sequence on the per-question B − A forecast-Brier difference (replicate means), the
+    questions taken in the order their markets' resolutions were recorded."""
+    per = f.dropna(subset=["brier"]).groupby(["question", "agent"])["brier"].mean().unstack("agent")
+    if a not in per.columns or b not in per.columns:
+        return {"n": 0, "alpha": alpha, "first_date": None}
+    d = (per[b] - per[a]).dropna()
+    market = f.drop_duplicates("question").set_index("question")["market_id"]
+    when = pd.Series([resolved.get(market[q]) for q in d.index], index=d.index)
+    frame = pd.DataFrame({"d": d, "t": when}).dropna().sort_values(["t"], kind="stable")
+    if frame.empty:
+        return {"n": 0, "alpha": alpha, "first_date": None}
+    cs = confidence_sequence(frame["d"].to_numpy(dtype=float), alpha, times=list(frame["t"]))
+    first = None if cs.first_time is None else pd.Timestamp(cs.first_time).date().isoformat()
+    return {"n": cs.n, "alpha": alpha, "estimate": float(cs.estimate[-1]), "lower": float(cs.lower[-1]),
+            "upper": float(cs.upper[-1]), "first_date": first, "sign": cs.sign}
+
+
+def _fmt(x: float | None, digits: int = 3, signed: bool = True) -> str:
+    if x is None or not np.isfinite(x):
+        return "—"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def compare_text(c: Comparison) -> str:
+    """A short report of a Comparison for the terminal."""
+    role = f" (variant: {c.factor})" if c.factor else ""
+    lines = [f"{c.b} vs {c.a}{role} — B − A over shared questions, as of {c.as_of:%Y-%m-%d %H:%M} UTC",
+             f"cohorts: {', '.join(c.cohorts) if c.cohorts else '(none holds both seats)'}", ""]
+    head = (f"{'metric':<15} {'n':>5} {'B − A':>9} {'95% CI':>20} {'p':>6} {'executed':>9} "
+            f"{'executed CI':>20} {'reps A/B':>8} {'rep.noise':>9}")
+    lines += [head, "-" * len(head)]
+    for name, d in c.differences.items():
+        digits = 2 if name == "pnl" else 4
+        share = "—" if not np.isfinite(d.replicate_share) else f"{d.replicate_share:.0%}"
+        lines.append(f"{name:<15} {d.n:>5} {_fmt(d.estimate, digits):>9} "
+                     f"{'[' + _fmt(d.lo, digits) + ', ' + _fmt(d.hi, digits) + ']':>20} "
+                     f"{_fmt(d.p_value, 3, False):>6} {_fmt(d.executed, digits):>9} "
+                     f"{'[' + _fmt(d.executed_lo, digits) + ', ' + _fmt(d.executed_hi, digits) + ']':>20} "
+                     f"{str(d.replicates_a) + '/' + str(d.replicates_b):>8} {share:>9}")
+    sq = c.sequence
+    if sq.get("n"):
+        when = (f"first excluded 0 on {sq['first_date']} ({'B' if sq['sign'] < 0 else 'A'} better)"
+                if sq.get("first_date") else "has not excluded 0")
+        lines += ["", f"anytime-valid {1 - sq['alpha']:.0%} confidence sequence on the forecast-Brier difference "
+                      f"after {sq['n']} resolved questions: [{_fmt(sq['lower'], 4)}, {_fmt(sq['upper'], 4)}]; {when}"]
+    if len(c.spread) and (c.spread["replicates"] > 1).any():
+        lines += ["", "run-to-run spread: agent, replicates, SD of stated P(YES) (mean over questions), SD of the "
+                      "forecast Brier across replicates [min, max]"]
+        for r in c.spread.to_dict("records"):
+            lines.append(f"  {r['agent']:<20} {r['replicates']:>2}  p_sd {_fmt(r['p_sd'], 4, False)}  brier_sd "
+                         f"{_fmt(r['brier_sd'], 4, False)} [{_fmt(r['brier_min'], 4, False)}, "
+                         f"{_fmt(r['brier_max'], 4, False)}]")
+    lines += ["", "B − A < 0 on a Brier means B forecasts better; on pnl > 0 means B earned more (USD, realized). "
+                  "Intervals: paired bootstrap resampling markets within cohorts; with replicates each question "
+                  "counts the mean of its replicates (run-to-run noise averaged out; rep.noise = the share of the "
+                  "per-question variance still due to it); executed = replicate 1 only, as on the boards."]
+    return "\n".join(lines)
+
+
+__all__ = ["Comparison", "ablation_pairs", "compare", "compare_text"]
