@@ -26,6 +26,7 @@ from sqlalchemy import insert
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from arena.domain.sizing import SIZING_VERSION, CohortRules  # noqa: E402
+from arena.services.point_in_time import store_as_of  # noqa: E402
 from arena.store.engine import make_engine, migrate  # noqa: E402
 from arena.store.tables import (  # noqa: E402
     AgentRow,
@@ -220,12 +221,16 @@ def main() -> None:
             by_kind.setdefault(kind, []).append(rel)
         rng = random.Random(2)
         naive_total, sampled, different = 0.0, 0, []
+        # The data holds facts recorded after as_of: render_site shows the store as it stood then (a copy, made
+        # inside its timing); the per-page renderer reads that same store, as `arena serve --as-of` does.
+        past_store = store_as_of(engine, as_of)
+        past = past_store.__enter__()
         for kind, paths in by_kind.items():
             n = max(1, round(len(paths) * args.naive_fraction))
             sample = rng.sample(paths, n)
             t = time.perf_counter()
             for path in sample:
-                page = render_path(engine, path, as_of)
+                page = render_path(past, path, as_of)
                 assert page is not None, path
                 if page[1] != (site / path).read_text(encoding="utf-8"):
                     different.append(path)
@@ -243,14 +248,15 @@ def main() -> None:
 
         t = time.perf_counter()
         (Path(d) / "stats" / "cohorts").mkdir(parents=True)
-        n_all = statistics_pages(engine, Path(d) / "stats", as_of, "all").get("statistics", 0)
+        n_all = statistics_pages(past, Path(d) / "stats", as_of, "all").get("statistics", 0)
         all_s = time.perf_counter() - t
         t = time.perf_counter()
-        n_open = statistics_pages(engine, Path(d) / "stats", as_of, "open").get("statistics", 0)
+        n_open = statistics_pages(past, Path(d) / "stats", as_of, "open").get("statistics", 0)
         open_s = time.perf_counter() - t
         print(f"statistics pages: all {n_all} cohorts in {all_s:.1f} s ({all_s / max(n_all, 1):.2f} s each); "
               f"a scheduled re-render ({n_open} open cohorts) in {open_s:.1f} s")
         assert page_path("index") in by_kind.get("index.html", ["index.html"])
+        past_store.__exit__(None, None, None)
         engine.dispose()
 
 

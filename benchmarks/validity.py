@@ -26,6 +26,15 @@ every cohort an i.i.d.-like sample of it.
    (logit pool, leave-one-out) and the final Brier, pooled over the simulated cohorts.
 5. Speed: 1,000 draws for 50 agents × 5,000 events (goal ≤ 5 s), against a naive per-draw pandas loop timed on
    fewer draws of the same run (the very same draws, checked equal), extrapolated to 1,000 draws.
+6. The headline board (arena.scoring.headline + paired_bootstrap, exactly as `cohort_board` runs them): per cohort
+   a forecast set of 500 questions (500 markets × 1 round, and 125 markets × 4 rounds with the agent's error
+   fixed per market, as the demo's oracles do), 10 honest agents of known skill, a metric gamer (honest-but-noisy
+   stated P(YES) between two honest skills, bets sized to game seed 001), and the two references (always-0.5 and
+   a market priced with logit noise 0.7). Reports: Spearman(true skill, headline order) over the honest agents
+   (goal >= 0.95 at 500 questions), 95 % interval coverage of the population Brier over every row including the
+   references (goal 93-97 %), the share of cohorts where the gamer ranks above an honest agent of better true
+   skill (by estimate, and by tier = significantly; goal <= 5 %), and the share where seed 001's implied-confidence
+   Brier (from simulated bets) ranks the gamer above every honest agent (the metric being fooled).
 """
 
 from __future__ import annotations
@@ -41,7 +50,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from arena.scoring.leaderboard import crowd_proxy  # noqa: E402
+from arena.scoring.headline import REF_HALF, REF_MARKET, score_forecasts  # noqa: E402
+from arena.scoring.leaderboard import crowd_proxy, per_bet_scores  # noqa: E402
 from arena.scoring.stats import draw_indices, paired_bootstrap  # noqa: E402
 from arena.scoring.validity import proxy_validity, spearman  # noqa: E402
 from arena.venues.simulated import SimulatedUniverse  # noqa: E402
@@ -218,6 +228,101 @@ def speed(n_agents: int, n_events: int, n_boot: int, naive_n: int, rng: np.rando
           f"same draws give the same values: {same}")
 
 
+MARKET_SD = 0.7  # logit noise of the simulated market price around the truth
+
+
+def _bets(f: np.ndarray, q: np.ndarray, y: np.ndarray, names: list[str], gamer: int, per_agent: int = 20
+          ) -> pd.DataFrame:
+    """Simulated bets: honest agents bet Kelly on their largest edges (> 0.05), at most `per_agent`; the gamer
+    stakes the maximum on up to 10 favourites priced >= 0.93 and the minimum on the side it believes less on its
+    10 most extreme beliefs. Cash 1000, max bet 250, min bet 5 (USD)."""
+    rows = []
+    for a, name in enumerate(names):
+        fa = f[:, a]
+        if a == gamer:
+            fav = np.flatnonzero(np.maximum(q, 1 - q) >= 0.93)[:10]
+            for m in fav:
+                rows.append((name, m, "YES" if q[m] >= 0.5 else "NO", 250.0, q[m], fa[m], y[m]))
+            rest = np.setdiff1d(np.arange(q.size), fav)
+            for m in rest[np.argsort(-np.abs(fa[rest] - 0.5), kind="stable")][:10]:
+                rows.append((name, m, "NO" if fa[m] >= 0.5 else "YES", 5.0, q[m], fa[m], y[m]))
+            continue
+        edge = np.abs(fa - q)
+        for m in np.argsort(-edge, kind="stable")[:per_agent]:
+            if edge[m] <= 0.05:
+                break
+            yes = fa[m] > q[m]
+            kelly = (fa[m] - q[m]) / (1 - q[m]) if yes else (q[m] - fa[m]) / q[m]
+            rows.append((name, m, "YES" if yes else "NO", float(np.clip(kelly * 1000, 5, 250)), q[m], fa[m], y[m]))
+    return pd.DataFrame(rows, columns=["agent", "market_id", "side", "amount", "price_yes_at_bet",
+                                       "stated_probability", "outcome_yes"]).assign(max_bet=250.0,
+                                                                                   cash_at_decision=1000.0)
+
+
+def headline_check(pool_p: np.ndarray, pool_y: np.ndarray, cohorts: int, n_boot: int,
+                   rng: np.random.Generator) -> None:
+    print(f"\n6. The headline board: forecast Brier of stated P(YES) on a 500-question forecast set, {cohorts} "
+          f"cohorts, {n_boot} draws, 10 honest agents + a metric gamer + always-0.5 and market references")
+    print(f"   {'design':<44}{'Spearman mean':>14}{'p10':>7}{'>=0.95':>8}{'coverage':>10}"
+          f"{'gamer>better':>13}{'>=0.3 better':>13}{'signif.':>9}{'S001 fooled':>12}")
+    designs = (("wide, 500 markets x 1 round", WIDE, 1.125, 500, 1),
+               ("narrow, 500 markets x 1 round", NARROW, 0.45, 500, 1),
+               ("wide, 125 markets x 4 rounds (fixed error)", WIDE, 1.125, 125, 4),
+               ("narrow, 125 markets x 4 rounds (fixed error)", NARROW, 0.45, 125, 4))
+    for label, sds, gamer_sd, n_markets, rounds in designs:
+        all_sds = np.append(sds, gamer_sd)
+        names = [f"sd={s:.2f}" for s in sds] + ["gamer"]
+        gamer = len(sds)
+        x, w = np.polynomial.hermite_e.hermegauss(60)
+        w = w / w.sum()
+        q_pop = sigmoid(logit(pool_p)[:, None] + MARKET_SD * x[None, :])
+        market_pop = (((q_pop - pool_p[:, None]) ** 2 * w).sum(axis=1) + pool_p * (1 - pool_p)).mean()
+        target = dict(zip(names, population_brier(pool_p, all_sds)))
+        target[REF_HALF] = 0.25
+        target[REF_MARKET] = market_pop
+        rho, hits, above, above_clear, above_sig, fooled = [], [], [], [], [], []
+        for c in range(cohorts):
+            pick = rng.choice(pool_p.size, n_markets, replace=False)
+            p, y = pool_p[pick], pool_y[pick]
+            f = forecasts(p, all_sds, rng)  # the agent's error is fixed per market across rounds
+            q = sigmoid(logit(p) + MARKET_SD * rng.standard_normal(n_markets))
+            m_idx = np.repeat(np.arange(n_markets), rounds)
+            r_idx = np.tile(np.arange(rounds), n_markets)
+            frame = pd.DataFrame({
+                "agent": np.repeat(names, m_idx.size),
+                "market_id": np.tile(m_idx, len(names)),
+                "question": np.tile([f"{m}@{r}" for m, r in zip(m_idx, r_idx)], len(names)),
+                "probability": f[m_idx].T.ravel(),
+                "market_price": np.tile(q[m_idx], len(names)),
+                "outcome_yes": np.tile(y[m_idx], len(names)),
+            })
+            scored = score_forecasts(frame)
+            res = paired_bootstrap(scored, "brier", metric="forecast_brier", market="market_id", stratum=None,
+                                   n_boot=n_boot, seed=9000 + c)
+            t = res.table.set_index("agent")
+            est = t.loc[names, "estimate"].to_numpy()
+            rho.append(spearman(sds, est[:gamer]))
+            truth = np.array([target[a] for a in t.index])
+            hits.append((t["ci_low"].to_numpy() <= truth) & (truth <= t["ci_high"].to_numpy()))
+            better = np.flatnonzero(sds < gamer_sd)
+            clearly = np.flatnonzero(sds <= gamer_sd - 0.3)  # at least 0.3 logit-sd better
+            above.append((est[better] > est[gamer]).any())
+            above_clear.append((est[clearly] > est[gamer]).any())
+            padj = res.p_adjusted.loc[names, names].to_numpy()
+            above_sig.append(((est[better] > est[gamer]) & (padj[better, gamer] < 0.05)).any())
+            s001 = per_bet_scores(_bets(f, q, y, names, gamer)).groupby("agent")["brier"].mean()
+            fooled.append(s001.get("gamer", np.inf) < s001.drop("gamer", errors="ignore").min())
+        r = np.array(rho)
+        print(f"   {label:<44}{r.mean():>14.3f}{np.quantile(r, 0.1):>7.3f}{(r >= 0.95).mean():>8.0%}"
+              f"{np.mean(np.concatenate(hits)):>10.1%}{np.mean(above):>13.1%}{np.mean(above_clear):>13.1%}"
+              f"{np.mean(above_sig):>9.1%}{np.mean(fooled):>12.0%}")
+    print("   gamer>better: share of cohorts where the gamer's headline estimate beats an honest agent of better true "
+          "skill (its neighbour is only 0.125 (wide) / 0.05 (narrow) logit-sd better); >=0.3 better: beats one at "
+          "least 0.3 logit-sd better; signif.: beats a better one with BH-adjusted paired p < 0.05 (a tested "
+          "inversion; goal <= 5 %). S001 fooled: share of cohorts where seed 001's implied-confidence Brier (from "
+          "simulated bets) ranks the gamer above every honest agent.")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cohorts", type=int, default=200, help="simulated cohorts per experiment")
@@ -225,6 +330,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap draws")
     parser.add_argument("--seed", type=int, default=20240107)
     parser.add_argument("--quick", action="store_true", help="40 cohorts and a smaller speed run")
+    parser.add_argument("--headline-only", action="store_true", help="run only section 6 (the headline board)")
     args = parser.parse_args(argv)
     cohorts = 40 if args.quick else args.cohorts
     rng = np.random.default_rng(args.seed)
@@ -235,11 +341,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Universe: {pool_p.size:,} resolved non-void simulated markets (of {weeks * per_week:,}), built in "
           f"{time.perf_counter() - t0:.1f} s; mean truth {pool_p.mean():.3f}, YES rate {pool_y.mean():.3f}")
 
+    if args.headline_only:
+        headline_check(pool_p, pool_y, cohorts, args.boot, rng)
+        print(f"\nTotal {time.perf_counter() - t0:.0f} s")
+        return
     skill_recovery(pool_p, pool_y, cohorts, rng)
     coverage(pool_p, pool_y, cohorts, args.events, args.boot, rng)
     null_check(pool_p, pool_y, 2 * cohorts, args.events, args.boot, rng)  # rare events: twice the cohorts
     proxy_check(pool_p, pool_y, min(cohorts, 100), args.events, rng)
     speed(50, 1000 if args.quick else 5000, args.boot, 5 if args.quick else 20, rng)
+    headline_check(pool_p, pool_y, cohorts, args.boot, rng)
     print(f"\nTotal {time.perf_counter() - t0:.0f} s")
 
 

@@ -15,7 +15,8 @@ from sqlmodel import Session
 from arena.domain.market import NO, YES
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.services.mark import rows_frame, cash_frame, position_frame, price_frame, value_positions
+from arena.services.mark import (_raw_rows, agent_values, cash_frame, position_frame, price_frame, rows_frame,
+                                 value_positions)
 from arena.store.tables import (
     AgentRow,
     CohortRow,
@@ -31,10 +32,13 @@ SCORING_VERSION = "scoring-1"
 
 
 
-def latest_resolutions(session: Session) -> pd.DataFrame:
-    """market_id, kind, payouts (ppm by outcome) of each market's latest resolution version."""
-    latest = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
-              .group_by(ResolutionRow.market_id).subquery())
+def latest_resolutions(session: Session, as_of: datetime | None = None) -> pd.DataFrame:
+    """market_id, kind, payouts (ppm by outcome) of each market's latest resolution version (with `as_of`: the
+    latest version recorded at or before it)."""
+    versions = select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
+    if as_of is not None:
+        versions = versions.where(ResolutionRow.recorded_at <= as_of)
+    latest = versions.group_by(ResolutionRow.market_id).subquery()
     rows = session.execute(
         select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.payouts)
         .join(latest, (ResolutionRow.market_id == latest.c.market_id) & (ResolutionRow.version == latest.c.v))
@@ -42,8 +46,10 @@ def latest_resolutions(session: Session) -> pd.DataFrame:
     return rows_frame(rows, ["market_id", "kind", "payouts"])
 
 
-def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.DataFrame:
-    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes.
+def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: datetime | None = None
+               ) -> pd.DataFrame:
+    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes. With `as_of`: only fills
+    recorded by then, scored against the resolutions recorded by then.
 
     A bet on a named outcome of a multi-outcome market is scored as a YES bet on "that outcome wins", at that
     outcome's price; a NO bet on a binary market has YES price 1 − the price paid.
@@ -61,9 +67,14 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     )
     if cohort_ids is not None:
         q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-    bets = rows_frame(session.connection().execute(q).all(),
-                  ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
-                   "decision_id", "market_kind", "at"])
+    if as_of is not None:
+        q = q.where(FillRow.at <= as_of)
+    conn = session.connection()  # PostgreSQL's rows need no processing: straight from the cursor
+    # (the raw cursor renders literals, so a time-filtered read takes the ordinary bound path)
+    raw = conn.dialect.name == "postgresql" and as_of is None
+    bets = rows_frame(_raw_rows(session, q) if raw else conn.execute(q).all(),
+                      ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
+                       "decision_id", "market_kind", "at"])
     if bets.empty:
         return bets.assign(side=[], outcome_yes=[], void=[], price_yes_at_bet=[], stated_probability=[])
     for c in ("amount", "cash_at_decision", "max_bet"):
@@ -73,24 +84,17 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     bets["side"] = np.where(is_no, NO, YES)
     bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
 
-    res = latest_resolutions(session)
-    kinds = dict(zip(res["market_id"], res["kind"]))
-    payouts = dict(zip(res["market_id"], res["payouts"]))
-    outcome_yes, void = [], []
-    for mid, outcome in zip(bets["market_id"], bets["outcome"]):
-        kind = kinds.get(mid)
-        if kind is None or kind == "unresolved":
-            outcome_yes.append(np.nan)
-            void.append(False)
-        elif kind == "void":
-            outcome_yes.append(np.nan)
-            void.append(True)
-        else:
-            key = YES if outcome in (YES, NO) else outcome  # the YES payout scores both sides of a binary
-            outcome_yes.append(int(payouts[mid].get(key, 0)) / MICRO)
-            void.append(False)
-    bets["outcome_yes"] = outcome_yes
-    bets["void"] = void
+    # outcome_yes: the YES payout scores both sides of a binary; a named outcome scores its own payout
+    res = latest_resolutions(session, as_of)
+    payout_rows = [(mid, k, int(v)) for mid, kind, pay in zip(res["market_id"], res["kind"], res["payouts"])
+                   if kind not in ("unresolved", "void") for k, v in pay.items()]
+    payout = pd.DataFrame(payout_rows, columns=["market_id", "key", "payout"])
+    kinds = res[["market_id", "kind"]]
+    keyed = bets[["market_id"]].assign(key=np.where(bets["outcome"].isin([YES, NO]), YES, bets["outcome"]))
+    keyed = keyed.merge(kinds, on="market_id", how="left").merge(payout, on=["market_id", "key"], how="left")
+    resolved = keyed["kind"].notna().to_numpy() & ~keyed["kind"].isin(["unresolved", "void"]).to_numpy()
+    bets["outcome_yes"] = np.where(resolved, keyed["payout"].fillna(0).to_numpy(dtype=float) / MICRO, np.nan)
+    bets["void"] = (keyed["kind"] == "void").to_numpy()
 
     stated = rows_frame(session.connection().execute(
         select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability)
@@ -99,12 +103,18 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None) -> pd.Data
     return bets.drop(columns=["price_ppm"])
 
 
-def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int]) -> pd.DataFrame:
-    """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices."""
-    cash = cash_frame(session, cohort_ids)
-    positions = position_frame(session, cohort_ids)
-    valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
-    pv = valued.groupby("agent_id")["value"].sum() if len(valued) else pd.Series(dtype="int64")
+def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], point_in_time: bool = False
+                     ) -> pd.DataFrame:
+    """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices (with
+    `point_in_time`, from the fills recorded by `as_of` only)."""
+    if point_in_time:
+        cash = cash_frame(session, cohort_ids, as_of)
+        positions = position_frame(session, cohort_ids, as_of)
+        valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
+        pv = valued.groupby("agent_id")["value"].sum() if len(valued) else pd.Series(dtype="int64")
+    else:
+        cash = cash_frame(session, cohort_ids)
+        pv = agent_values(session, as_of, cohort_ids)["positions_value"]
     cash["positions_value"] = cash["agent_id"].map(pv).fillna(0).astype("int64")
     names = dict(session.execute(select(AgentRow.id, AgentRow.name)).all())
     cohorts = dict(session.execute(select(CohortRow.id, CohortRow.name)).all())
@@ -124,7 +134,8 @@ def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
         .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
-        .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids),  # type: ignore[attr-defined]
+               ForecastRow.replicate == 1)  # the executed replicate's (see standings.forecast_set_frame)
     ).all()
     df = rows_frame(rows, ["cohort", "agent", "market_id", "round", "probability"])
     df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)

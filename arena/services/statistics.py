@@ -17,18 +17,23 @@ from sqlmodel import Session
 from arena.domain.market import YES
 from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
-from arena.scoring.consistency import answer_scores, negation_violations, sum_deviation
+from arena.clock import utc
+from arena.scoring.consistency import answer_scores, group_answers, negation_violations, sum_deviation
+from arena.scoring.headline import score_forecasts
 from arena.scoring.interim import interim_scores
 from arena.scoring.leaderboard import per_bet_scores
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.proxy import aggregate_rows
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
 from arena.services.mark import price_frame
 from arena.services.score import rows_frame, bets_frame, latest_resolutions
+from arena.services.standings import forecast_set_frame
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow
 
-DEFAULT_MIN_RESOLVED = 20  # fewer resolved bets than this and an agent-cohort is listed as provisional
+DEFAULT_MIN_RESOLVED = PROVISIONAL_MIN_RESOLVED  # the one provisional rule (arena/scoring/provisional.py)
 DEFAULT_DRAWS = 1000
+MARKET_REFERENCE = "market"  # the consistency table's reference row: the venues' own YES prices, as a forecaster
 
 
 @dataclass
@@ -41,6 +46,9 @@ class CohortStatistics:
     murphy: pd.DataFrame = field(default_factory=pd.DataFrame)  # per agent: ECE and the decomposition
     consistency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per agent
     proxy_validity: dict[str, Any] = field(default_factory=dict)
+    # ablation pairs of the lineup (variant vs base, one row per metric) and replicated seats' run-to-run spread
+    ablations: pd.DataFrame = field(default_factory=pd.DataFrame)
+    replicates: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> pd.DataFrame:
         """One row per agent: the headline intervals and significance, ready for a table."""
@@ -78,15 +86,16 @@ def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
     """Stated forecasts with the market's kind, group and resolution: agent, cohort, question, probability."""
     rows = session.connection().execute(
         select(CohortRow.name, AgentRow.name, ForecastRow.market_id, ForecastRow.source, ForecastRow.probability,
-               DecisionRow.round_key, DecisionRow.id, MarketRow.kind, MarketRow.group_id)
+               DecisionRow.round_key, DecisionRow.id, MarketRow.kind, MarketRow.group_id,
+               ForecastRow.market_price_ppm, DecisionRow.as_of)
         .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
         .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
         .join(MarketRow, MarketRow.id == ForecastRow.market_id)
-        .where(DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(DecisionRow.cohort_id.in_(cohort_ids), ForecastRow.replicate == 1)  # type: ignore[attr-defined]
     ).all()
     df = rows_frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
-                       "group_id"])
+                       "group_id", "market_price_ppm", "decided_at"])
     res = latest_resolutions(session).set_index("market_id")
     outcome, winner = [], []
     for mid in df["market_id"]:
@@ -100,6 +109,17 @@ def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
     df["outcome_yes"] = outcome
     df["winner"] = winner
     return df
+
+
+def _group_members(session: Session, stated: pd.DataFrame) -> pd.DataFrame:
+    """The stored binary markets of every group that has a stated forecast: group_id, market_id, first_seen_at,
+    close_time (to count the members a group had open at a round)."""
+    groups = sorted({g for g in stated["group_id"] if g}) if len(stated) else []
+    rows = session.connection().execute(
+        select(MarketRow.group_id, MarketRow.id, MarketRow.first_seen_at, MarketRow.close_time)
+        .where(MarketRow.group_id.in_(groups), MarketRow.kind == "binary")  # type: ignore[attr-defined]
+    ).all() if groups else []
+    return pd.DataFrame([tuple(r) for r in rows], columns=["group_id", "market_id", "first_seen_at", "close_time"])
 
 
 def _answers(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
@@ -152,7 +172,9 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         bets = bets_frame(s, ids)
         if len(bets):
             bets["price_yes_now"] = _price_now(s, as_of, bets)
+        headline = forecast_set_frame(s, ids)
         stated = _stated(s, ids)
+        members = _group_members(s, stated)
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
     from arena.services.score import cohort_leaderboards
@@ -168,6 +190,13 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
             if len(resolved):
                 st.bootstrap = bootstrap_bet_metrics(resolved, **options)
             st.interim = interim_scores(b)
+        h = headline[headline["cohort"] == name].drop(columns=["cohort"]) if len(headline) else headline
+        if len(h):  # the headline: forecast Brier of stated P(YES) on the forecast set, references included
+            scored_h = score_forecasts(h)
+            scored_h = scored_h[scored_h["brier"].notna()]
+            if len(scored_h):
+                st.bootstrap["forecast_brier"] = paired_bootstrap(scored_h, "brier", metric="forecast_brier",
+                                                                  stratum=None, market="market_id", **options)
         p = pnl[pnl["cohort"] == name] if len(pnl) else pnl
         if len(p):
             st.bootstrap["pnl"] = paired_bootstrap(p, "pnl", statistic="total", metric="pnl",
@@ -188,31 +217,79 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
                 st.reliability = reliability_table(fc, oc, groups=ag)
                 st.murphy = murphy_by_group(fc, oc, ag)
         st.consistency = _consistency(stated[stated["cohort"] == name] if len(stated) else stated,
-                                      answers[answers["cohort"] == name] if len(answers) else answers)
+                                      answers[answers["cohort"] == name] if len(answers) else answers, members)
         cb = board[board["cohort"] == name] if len(board) else board
         if len(cb) and cb["brier"].notna().sum() >= 3:
             st.proxy_validity = proxy_validity(cb)
+        st.ablations, st.replicates = _ablations(engine, name, as_of, n_boot, seed)
         out[name] = st
     return out
 
 
-def _consistency(stated: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """Per agent: how far stated probabilities of a multi-outcome group stray from summing to 1; seed 003's
-    negation violations on two-member exclusive groups (P and ¬P); seed 004's S′ on multi-outcome answers."""
+def _ablations(engine: Engine, cohort: str, as_of: datetime, n_boot: int, seed: int
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every `variant_of` pair of the cohort's lineup compared (services.ablation), one row per metric, and the
+    run-to-run spread of its replicated seats."""
+    from arena.services.ablation import ablation_pairs, compare
+
+    rows, spread = [], []
+    for base, variant, factor in ablation_pairs(engine, cohort):
+        c = compare(engine, base, variant, as_of, [cohort], n_boot=n_boot, seed=seed)
+        for metric, d in c.differences.items():
+            rows.append({"pair": f"{variant} vs {base}", "factor": factor, **d.to_json(), "metric": metric,
+                         "first_date": c.sequence.get("first_date") if metric == "forecast_brier" else None})
+        spread.extend(r for r in c.spread.to_dict("records") if r["replicates"] > 1)
+    spread_df = pd.DataFrame(spread).drop_duplicates("agent") if spread else pd.DataFrame()
+    return pd.DataFrame(rows), spread_df
+
+
+def _open_members(members: pd.DataFrame, group_id: str, at: datetime) -> int:
+    """How many stored members of `group_id` were listed and not yet closed at `at` (a round's decision time)."""
+    m = members[members["group_id"] == group_id] if len(members) else members
+    return sum(1 for seen, close in zip(m["first_seen_at"], m["close_time"])
+               if utc(seen) <= at and (close is None or pd.isna(close) or utc(close) > at))
+
+
+def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per agent, plus the reference row "market" (the venues' YES prices at decision time, checked the same
+    way): how far stated probabilities of an exclusive group stray from summing to 1; seed 003's negation
+    violations on two-member groups (P and ¬P); seed 004's S′ on answers — named outcomes bet on in
+    multi-outcome markets, and on each complete group the member given the highest P(YES).
+
+    A group is taken per round (`group@round`). Its size is the number of its stored markets listed and open at
+    the round (at least the members anyone forecast), so a group only partly in the forecast set is not taken
+    for complete: it counts only when its partial sum already exceeds 1 (see `probability_sums`), and yields no
+    negation pair or answer.
+    """
     parts = []
+    members = members if members is not None else pd.DataFrame(columns=["group_id", "market_id", "first_seen_at",
+                                                                         "close_time"])
     grouped = stated[(stated["group_id"] != "") & (stated["source"] == "forecast_set")] if len(stated) else stated
     if len(grouped):
-        per_round = grouped.assign(group=grouped["group_id"] + "@" + grouped["round"].astype(str))
-        parts.append(sum_deviation(per_round, group="group").set_index("agent"))
+        grouped = grouped.assign(group=grouped["group_id"] + "@" + grouped["round"].astype(str))
+        size = {}
+        for (gid, key), g in grouped.groupby(["group_id", "group"]):
+            size[key] = max(_open_members(members, gid, utc(min(g["decided_at"]))), g["market_id"].nunique())
+        grouped = grouped.assign(group_size=grouped["group"].map(size))
+        priced = grouped[grouped["market_price_ppm"].notna()].drop_duplicates(["group", "market_id"])
+        market = priced.assign(agent=MARKET_REFERENCE,
+                               probability=priced["market_price_ppm"].astype(float) / MICRO)
+        per_round = pd.concat([grouped, market], ignore_index=True)
+        parts.append(sum_deviation(per_round, group="group", group_size="group_size").set_index("agent"))
         pairs = []
         for (agent, grp), g in per_round.groupby(["agent", "group"]):
-            if len(g) == 2:  # an exclusive two-member group: the second member is the negation of the first
-                a, b = g.sort_values("market_id")["probability"].tolist()
+            if len(g) == 2 and int(g["group_size"].iloc[0]) == 2:  # a complete two-member exclusive group:
+                a, b = g.sort_values("market_id")["probability"].tolist()  # each is the other's negation
                 pairs.append({"agent": agent, "p": a, "p_not": b})
         if pairs:
             parts.append(negation_violations(pd.DataFrame(pairs)).set_index("agent"))
+        answers = pd.concat([answers[["agent", "answer", "q", "resolved_answer"]] if len(answers) else None,
+                             group_answers(per_round)[["agent", "answer", "q", "resolved_answer"]]],
+                            ignore_index=True)
     if len(answers):
         parts.append(answer_scores(answers).set_index("agent").rename(columns={"n": "n_answers"}))
     if not parts:
         return pd.DataFrame()
-    return pd.concat(parts, axis=1).reset_index().rename(columns={"index": "agent"})
+    out = pd.concat(parts, axis=1).reset_index().rename(columns={"index": "agent"})
+    out["reference"] = out["agent"] == MARKET_REFERENCE
+    return out.sort_values(["reference", "agent"], kind="stable").reset_index(drop=True)

@@ -30,11 +30,15 @@ from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.domain.sizing import SIZING_VERSION, CohortRules
 from arena.money import MICRO
-from arena.scoring.brier import brier_band
+from arena.scoring.board import DEFAULT_RANK_BY, RANK_METRICS
+from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
 from arena.scoring.registry import METRICS
+from arena.services.point_in_time import backend
 from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
 from arena.services.score import SCORING_VERSION, bets_frame, forecasts_frame
+from arena.services.standings import Boards, standings as compute_boards
 from arena.store.tables import (
     AgentRow,
     CohortRow,
@@ -53,7 +57,6 @@ from arena.store.tables import (
 )
 from arena.web.env import money, page_path
 
-PROVISIONAL_MIN_RESOLVED = 10  # fewer resolved bets than this: the agent's Brier is shown but flagged provisional
 OPERATIONS_LIMIT = 100  # rows of each operations table (newest first)
 CHART_MAX_POINTS = 400  # longer series are thinned (first, last and evenly spaced points kept)
 NAN = float("nan")
@@ -369,10 +372,11 @@ class Standings:
     positions: Mapping[int, tuple[dict[str, Any], ...]]  # agent id → valued open positions (micro units)
     overall: pd.DataFrame | None
     curves: Mapping[int, tuple[tuple[datetime, int], ...]]  # agent id → (as_of, total value micro-USD) by time
+    boards: Boards | None = None  # services.standings: the headline boards (intervals, tiers, references)
 
 
 def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
-                   with_overall: bool = False) -> Standings:
+                   with_overall: bool = False, with_boards: bool = True) -> Standings:
     """Leaderboards of the given cohorts (None: all). P/L is exact: cash folded from fills plus open
     positions marked at the latest price fetched by `as_of` (`services.mark`), minus the starting cash.
 
@@ -387,9 +391,11 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
                                          AgentRow.model_id), AgentRow.cohort_id,
                                   None if cohort_ids is None else list(cohorts))).all()
     ids = list(cohorts)
+    boards = (compute_boards(engine, as_of, cohort_names=None if cohort_ids is None else list(cohorts.values()))
+              if ids and with_boards else None)  # the bootstraps: only for the pages that show the boards
     if not ids:
         return Standings(as_of, {}, {}, {}, _overall_table(pd.DataFrame(), pd.DataFrame()) if with_overall else None,
-                         {})
+                         {}, boards)
     with engine.connect() as conn:
         sq = (select(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of,
                      PortfolioSnapshotRow.total_value_micros)
@@ -461,7 +467,7 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
             rows[r.agent_id] = r
     return Standings(as_of, rows, ranked, {a: tuple(p) for a, p in pos_by_agent.items()},
                      _overall_table(bets, portfolios) if with_overall else None,
-                     {a: tuple(c) for a, c in curves.items()})
+                     {a: tuple(c) for a, c in curves.items()}, boards)
 
 
 def _overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame:
@@ -485,6 +491,130 @@ def _overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame
 
 def _with_rank(row: AgentScore, rank: int) -> AgentScore:
     return replace(row, rank=rank)
+
+
+# --- the headline boards (services.standings), reshaped for the pages ------------------------------------------
+
+# Headline column → (header, registered metric): the header tooltips come from the metric registry.
+_HEADLINE_COLUMNS = {
+    "forecast_brier": ("Forecast Brier", "forecast_brier"),
+    "brier_minus_market": ("Brier − market", "brier_minus_market"),
+    "bss_vs_market": ("BSS vs market", "bss_vs_market"),
+    "implied_brier": ("Implied Brier (seed 001)", "brier"),
+    "bss_vs_0_25": ("BSS vs 0.25 (seed 001)", "bss_vs_0_25"),
+    "kelly_brier": ("Kelly Brier", "brier_kelly"),
+    "stated_brier": ("Stated Brier (bets)", "brier_stated"),
+    "coherence_gap": ("Coherence gap", "coherence_gap"),
+    "contradicting_bets": ("Contradicting bets", "contradicting_bets"),
+    "pnl": ("P/L", "pnl"),
+    "return_pct": ("Return", "return_pct"),
+    "win_rate": ("Win rate", "win_rate"),
+    "crowd_proxy": ("Crowd proxy", "crowd_proxy"),
+}
+
+
+def headline_help() -> dict[str, ColumnHelp]:
+    """Header help of the headline board's columns, from the metric registry."""
+    out = {}
+    for key, (label, name) in _HEADLINE_COLUMNS.items():
+        m = METRICS.get(name)
+        out[key] = ColumnHelp(key, label, m.direction if m else "", m.description if m else "")
+    return out
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One row of a headline board (a cohort's agent, or a model across cohorts), as `services.standings`
+    computed it: the web layer only reshapes. Scores are floats (NaN: unknown); P/L exact to the micro-USD."""
+
+    name: str  # agent (cohort board) or model (overall board)
+    kind: str  # llm, baseline or reference
+    href: str  # the agent's page ("" for a reference row and on the overall board)
+    rank_label: str  # "1", "1=" (a tie), "" when unranked
+    rank: float
+    tier: float
+    provisional: bool
+    n_cohorts: float
+    forecast_brier: float
+    forecast_brier_lo: float
+    forecast_brier_hi: float
+    n_forecasts: float
+    brier_minus_market: float
+    brier_minus_market_lo: float
+    brier_minus_market_hi: float
+    bss_vs_market: float
+    bss_vs_market_note: str
+    implied_brier: float
+    implied_brier_band: str
+    bss_vs_0_25: float
+    kelly_brier: float
+    stated_brier: float
+    n_bets: float
+    n_resolved_bets: float
+    pnl_micros: int | None
+    return_pct: float
+    win_rate: float
+    crowd_proxy: float
+    coherence_gap: float
+    contradicting_bets: float
+
+    @property
+    def is_reference(self) -> bool:
+        return self.kind == "reference"
+
+
+def _micros(usd: Any) -> int | None:
+    v = _f(usd)
+    return None if math.isnan(v) else int(round(v * MICRO))
+
+
+def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = None) -> tuple[BoardRow, ...]:
+    """`services.standings` board rows (cohort: "agent" column; overall: "model"), best first."""
+    if frame is None or not len(frame):
+        return ()
+    key = "model" if "model" in frame.columns else "agent"
+    out = []
+    for rec in frame.to_dict("records"):
+        name = str(rec[key])
+        kind = str(rec.get("kind") or "")
+        band = rec.get("implied_brier_band")
+        out.append(BoardRow(
+            name=name, kind=kind, href=(hrefs or {}).get(name, "") if kind != "reference" else "",
+            rank_label=str(rec.get("rank_label") or ""), rank=_f(rec.get("rank")), tier=_f(rec.get("tier")),
+            provisional=bool(rec.get("provisional")), n_cohorts=_f(rec.get("n_cohorts")),
+            forecast_brier=_f(rec.get("forecast_brier")), forecast_brier_lo=_f(rec.get("forecast_brier_lo")),
+            forecast_brier_hi=_f(rec.get("forecast_brier_hi")), n_forecasts=_f(rec.get("n_forecasts")),
+            brier_minus_market=_f(rec.get("brier_minus_market")),
+            brier_minus_market_lo=_f(rec.get("brier_minus_market_lo")),
+            brier_minus_market_hi=_f(rec.get("brier_minus_market_hi")),
+            bss_vs_market=_f(rec.get("bss_vs_market")), bss_vs_market_note=str(rec.get("bss_vs_market_note") or ""),
+            implied_brier=_f(rec.get("implied_brier")),
+            implied_brier_band=str(band) if isinstance(band, str) else "n/a",
+            bss_vs_0_25=_f(rec.get("bss_vs_0_25")), kelly_brier=_f(rec.get("kelly_brier")),
+            stated_brier=_f(rec.get("stated_brier")), n_bets=_f(rec.get("n_bets")),
+            n_resolved_bets=_f(rec.get("n_resolved_bets")), pnl_micros=_micros(rec.get("pnl")),
+            return_pct=_f(rec.get("return_pct")), win_rate=_f(rec.get("win_rate")),
+            crowd_proxy=_f(rec.get("crowd_proxy")), coherence_gap=_f(rec.get("coherence_gap")),
+            contradicting_bets=_f(rec.get("contradicting_bets")),
+        ))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline board ready for a page: its rows, the rank key and the rules the page states."""
+
+    rows: tuple[BoardRow, ...]
+    rank_by: str
+    rank_label: str
+    columns: Mapping[str, ColumnHelp]
+    provisional_rule: str
+    bss_floor: float
+
+
+def headline(frame: pd.DataFrame | None, rank_by: str, hrefs: Mapping[str, str] | None = None) -> Headline:
+    label = _HEADLINE_COLUMNS.get(rank_by, (rank_by, ""))[0]
+    return Headline(board_rows(frame, hrefs), rank_by, label, headline_help(), PROVISIONAL_RULE, BSS_MARKET_FLOOR)
 
 
 # --- shared loaders --------------------------------------------------------------------------------------------
@@ -587,12 +717,14 @@ class CohortSummary:
     n_bets: int
     n_resolved: int
     pnl_micros: int  # the cohort's agents together
-    leader: AgentScore | None  # first on the cohort's leaderboard
+    leader: BoardRow | None  # first agent (not a reference row) on the cohort's headline board
 
 
 @dataclass(frozen=True)
 class IndexPage:
     as_of: datetime
+    headline: Headline  # per model across cohorts (services.standings), references included
+    links: Mapping[str, tuple[AgentLink, ...]]  # model → its agents' pages, one per cohort
     overall: tuple[OverallRow, ...]
     cohorts: tuple[CohortSummary, ...]
     columns: Mapping[str, ColumnHelp]
@@ -627,13 +759,19 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
             agents=tuple(links[str(rec["agent"])]),
         ))
     summaries = []
+    boards_by_name = {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}
     for cid, info in sorted(infos.items(), key=lambda kv: (kv[1].period_start, kv[0]), reverse=True):
         rows = st.by_cohort.get(cid, ())
+        hrefs = {r.agent: r.href for r in rows}
+        board = boards_by_name.get(info.name)
+        leader = next((r for r in board_rows(board.rows if board is not None else None, hrefs)
+                       if not r.is_reference and r.rank_label), None)
         summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
-                                       sum(r.pnl_micros for r in rows), rows[0] if rows else None))
-    return IndexPage(as_of, tuple(overall), tuple(summaries), column_help(), PROVISIONAL_MIN_RESOLVED, len(st.rows),
-                     n_markets,
-                     n_fills)
+                                       sum(r.pnl_micros for r in rows), leader))
+    boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
+    return IndexPage(as_of, headline(boards.overall, boards.rank_by), {k: tuple(v) for k, v in links.items()},
+                     tuple(overall), tuple(summaries), column_help(),
+                     PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills)
 
 
 # --- cohort ----------------------------------------------------------------------------------------------------
@@ -642,6 +780,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
 class CohortPage:
     as_of: datetime
     cohort: CohortInfo
+    headline: Headline  # the cohort's headline board (services.standings), references included
     rows: tuple[AgentScore, ...]
     columns: Mapping[str, ColumnHelp]
     rules: tuple[tuple[str, str], ...]
@@ -679,8 +818,12 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
         board = st.by_cohort.get(cid, ())
         chart = equity_chart("Total value of each agent", [(r.agent, st.curves.get(r.agent_id, ())) for r in board],
                              info.starting_cash_micros)
+        boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
+        hb = next((b for b in boards.cohorts if b.name == name), None)
         out[name] = CohortPage(
-            as_of=as_of, cohort=info, rows=board, columns=column_help(),
+            as_of=as_of, cohort=info,
+            headline=headline(hb.rows if hb is not None else None, boards.rank_by, {r.agent: r.href for r in board}),
+            rows=board, columns=column_help(),
             rules=tuple((str(k), _flat(v)) for k, v in sorted((rules or {}).items())),
             lineup=tuple((str(e.get("name", "")), str(e.get("kind", "")), str(e.get("model_id", "")))
                          for e in (lineup or []) if isinstance(e, dict)),
@@ -801,6 +944,7 @@ class AgentPage:
     agent: AgentInfo
     cohort: CohortInfo
     score: AgentScore
+    headline: BoardRow | None  # the agent's row of its cohort's headline board (None when not computed)
     equity: Chart
     open_positions: tuple[OpenPosition, ...]
     closed_positions: tuple[ClosedPosition, ...]
@@ -870,7 +1014,8 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
               .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
               .order_by(ModelCallRow.decision_id, ModelCallRow.attempt))
         calls = conn.execute(_in(cq, DecisionRow.agent_id, ids)).all()
-        oq = (select(ForecastRow.decision_id, func.count()).where(ForecastRow.source == "forecast_set")
+        oq = (select(ForecastRow.decision_id, func.count()).where(ForecastRow.source == "forecast_set",
+                                                                  ForecastRow.replicate == 1)
               .group_by(ForecastRow.decision_id))
         n_forecasts = dict(conn.execute(_in(oq, ForecastRow.agent_id, ids)).all())
 
@@ -882,6 +1027,10 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
         refs = _Refs(_questions(conn, mentioned), site_market_ids(conn, mentioned))
 
     st = standings or load_standings(engine, as_of, None if agent_ids is None else cohort_ids)
+    head: dict[tuple[str, str], BoardRow] = {}
+    for b in (st.boards.cohorts if st.boards is not None else []):
+        for r in board_rows(b.rows):
+            head[(b.name, r.name)] = r
 
     by_agent_fills: dict[int, list[Any]] = defaultdict(list)
     for f in fills:
@@ -921,7 +1070,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
             as_of=as_of,
             agent=AgentInfo(aid, name, kind, model_id,
                             tuple((str(k), _flat(v)) for k, v in sorted((config or {}).items()))),
-            cohort=info, score=score,
+            cohort=info, score=score, headline=head.get((info.name, name)),
             equity=equity_chart("Total value (cash + marked positions)", [(name, st.curves.get(aid, ()))],
                                 info.starting_cash_micros),
             open_positions=opens, closed_positions=_closed_positions(by_agent_fills.get(aid, []), refs),
@@ -1037,7 +1186,7 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
               .order_by(ResolutionRow.market_id, ResolutionRow.version))
         resolutions = conn.execute(_in(rq, ResolutionRow.market_id, filt)).all()
         oq = (select(ForecastRow.market_id, func.count(), func.avg(ForecastRow.probability))
-              .group_by(ForecastRow.market_id))
+              .where(ForecastRow.replicate == 1).group_by(ForecastRow.market_id))
         fstats = {m: (int(n), _f(avg)) for m, n, avg in conn.execute(_in(oq, ForecastRow.market_id, filt)).all()}
 
     cohort_paths: dict[str, str] = {}
@@ -1111,7 +1260,93 @@ class MetricView:
 
 
 @dataclass(frozen=True)
+class WorkedExample:
+    """A worked example of a metric's behaviour: the numbers come from the scoring library's own functions."""
+
+    title: str
+    setup: str
+    rows: tuple[tuple[str, str], ...]  # quantity, value as printed
+    moral: str
+
+
+def _usd(x: float) -> str:
+    return money(int(round(x * MICRO)), signed=x < 0)
+
+
+def worked_examples() -> tuple[WorkedExample, ...]:
+    """Seed 001's two pathologies and the reason BSS vs market is guarded, worked through with the real metric
+    functions (`scoring.brier`, `scoring.coherence`) on small, fixed inputs."""
+    from arena.scoring.brier import (bss_vs_market as bss_market, brier_score, brier_skill_score, forecast_yes,
+                                     implied_confidence, kelly_probability, max_bet)
+    from arena.scoring.coherence import contradicts
+
+    cash = 10_000.0
+    cap = float(max_bet(cash))
+    # 1. a small YES bet reads as a confident NO: three $500 YES bets at a price of 0.50 from an agent that
+    #    stated P(YES) = 0.30 (it believes NO), and all three resolve NO.
+    amount, price, stated = 500.0, 0.5, 0.3
+    c = float(implied_confidence(amount, cap))
+    f = float(forecast_yes("YES", c))
+    b1 = brier_score([f] * 3, [0.0] * 3)
+    kelly = float(kelly_probability("YES", price, amount / cash))
+    one = WorkedExample(
+        "A small YES bet reads as a confident NO",
+        f"Cash {_usd(cash)}, so the maximum bet is {_usd(cap)}. The agent states P(YES) = {stated:.2f} on a market "
+        f"priced {price:.2f}, yet bets {_usd(amount)} on YES — three times; all three resolve NO.",
+        (("implied confidence c = bet / max bet", f"{c:.2f}"),
+         ("seed 001's f_YES (a YES bet: f = c)", f"{f:.2f}"),
+         ("implied-confidence Brier, mean of (0.2 − 0)²", f"{b1:.3f} — {brier_band(b1)}"),
+         ("P/L", _usd(-3 * amount)),
+         ("stated Brier (0.30 − 0)², the headline's input", f"{brier_score([stated] * 3, [0.0] * 3):.3f}"),
+         ("Kelly-implied P(YES) = q + f(1 − q)", f"{kelly:.3f}"),
+         ("Kelly-implied Brier", f"{brier_score([kelly] * 3, [0.0] * 3):.3f}"),
+         ("coherence gap |stated − Kelly-implied|", f"{abs(stated - kelly):.3f}"),
+         ("contradicting bets (YES bought above the stated P(YES))",
+          f"{float(contradicts(['YES'] * 3, [stated] * 3, [price] * 3).mean()):.0%}")),
+        "The seed-001 score calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
+        "The headline scores what the agent said instead, and the coherence columns show its bets contradict it.")
+    # 2. maximal bets on a near-certain market: perfect score, almost no money.
+    q = 0.9995
+    c2 = float(implied_confidence(cap, cap))
+    b2 = brier_score([float(forecast_yes("YES", c2))], [1.0])
+    profit = cap / q - cap
+    two = WorkedExample(
+        "Maximal bets on a near-certain market score Perfect",
+        f"The agent stakes the maximum, {_usd(cap)}, on YES of a market priced {q} that resolves YES.",
+        (("implied confidence c = bet / max bet", f"{c2:.2f}"),
+         ("implied-confidence Brier (1 − 1)²", f"{b2:.3f} — {brier_band(b2)}"),
+         ("P/L of the bet", f"{money(int(round(profit * MICRO)), signed=True)} (+{100 * profit / cap:.2f} % of the stake)"),
+         ("the market's own Brier on it (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
+         ("Kelly-implied P(YES)", f"{float(kelly_probability('YES', q, cap / cash)):.6f}")),
+        "A perfect seed-001 score for repeating the market's own certainty: it earns nothing and says nothing the "
+        "market did not. On the forecast set such an agent is scored on the same questions as everyone else — and "
+        "against the market reference row, which it cannot beat by copying.")
+    # 3. why BSS vs market is guarded: a reference Brier near 0 makes the ratio explode.
+    f3 = 0.966
+    bs3 = brier_score([f3], [1.0])
+    raw = float(brier_skill_score(bs3, (1 - q) ** 2))
+    three = WorkedExample(
+        "Why BSS vs market is shown only when the market's Brier is large enough",
+        f"One forecast of {f3} on the same market priced {q}, resolving YES.",
+        (("the forecast's Brier (0.966 − 1)²", f"{bs3:.6f}"),
+         ("the market's Brier (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
+         ("1 − BS / BS_market, unguarded", f"{raw:,.0f}"),
+         ("Brier − market Brier (bounded in [−1, 1])", f"{bs3 - (1 - q) ** 2:+.6f}"),
+         ("BSS vs market as shown",
+          "—" if math.isnan(bss_market([f3], [q], [1.0])) else f"{bss_market([f3], [q], [1.0]):.2f}")),
+        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. BSS vs market is shown only "
+        f"where the market's Brier on the same questions is at least {BSS_MARKET_FLOOR} (so it lies in "
+        f"[{1 - 1 / BSS_MARKET_FLOOR:.0f}, 1]); elsewhere it reads — with the reason on hover. Brier minus market is "
+        "the comparison that cannot blow up, and it carries an interval.")
+    return (one, two, three)
+
+
+@dataclass(frozen=True)
 class MethodologyPage:
+    examples: tuple[WorkedExample, ...]
+    provisional_rule: str
+    bss_floor: float
+    rank_choices: tuple[str, ...]
     versions: tuple[VersionRow, ...]
     seen: tuple[tuple[str, str, int], ...]  # what, version, rows stamped with it
     metrics: tuple[MetricView, ...]
@@ -1161,7 +1396,8 @@ def methodology_context(engine: Engine) -> MethodologyPage:
     metrics = tuple(MetricView(m.name, m.direction, m.unit, m.description)
                     for m in sorted(METRICS.values(), key=lambda m: m.name))
     rules = CohortRules().to_json()
-    return MethodologyPage(versions, tuple(sorted(seen)), metrics, BRIER_BANDS, RETURN_BANDS,
+    return MethodologyPage(worked_examples(), PROVISIONAL_RULE, BSS_MARKET_FLOOR, tuple(RANK_METRICS),
+                           versions, tuple(sorted(seen)), metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, _flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
                            str(revision))
 
@@ -1235,6 +1471,31 @@ class DecisionIssue:
 
 
 @dataclass(frozen=True)
+class FailingAgent:
+    """An agent whose latest decision in a cohort failed: how many of its decisions failed, the last error."""
+
+    name: str
+    failed: int
+    last_round: str
+    error: str
+
+
+@dataclass(frozen=True)
+class CohortOps:
+    """A cohort as operations see it: how many markets it could trade when it opened (the universe: open
+    markets with a price from the 3 days before) and now, and which agents' decisions are failing."""
+
+    name: str
+    href: str
+    status: str
+    period_start: datetime
+    universe_at_open: int
+    universe_now: int
+    rounds: int
+    failing: tuple[FailingAgent, ...]
+
+
+@dataclass(frozen=True)
 class OperationsPage:
     as_of: datetime
     backend: str
@@ -1246,6 +1507,7 @@ class OperationsPage:
     decision_statuses: tuple[tuple[str, int], ...]
     issues: tuple[DecisionIssue, ...]
     limit: int
+    cohorts: tuple[CohortOps, ...] = ()
 
 
 _COUNTED = (("markets", MarketRow), ("price_snapshots", PriceSnapshotRow), ("cohorts", CohortRow),
@@ -1296,8 +1558,40 @@ def operations_context(engine: Engine, as_of: datetime, limit: int = OPERATIONS_
         issues = tuple(DecisionIssue(did, aid, agent, cohort, page_path("agent", aid), page_path("cohort", cohort),
                                      rk, status, error)
                        for did, aid, agent, cohort, rk, status, error in conn.execute(issue_q).all())
-    return OperationsPage(as_of, engine.dialect.name, tables, runs, errors, jobs, tuple(job_runs), statuses, issues,
-                          limit)
+    return OperationsPage(as_of, backend(engine), tables, runs, errors, jobs, tuple(job_runs), statuses, issues,
+                          limit, _cohort_ops(engine, as_of))
+
+
+OPERATIONS_COHORTS = 12  # the newest cohorts shown with their universe (each size is one price-table read)
+
+
+def _cohort_ops(engine: Engine, as_of: datetime) -> tuple[CohortOps, ...]:
+    from arena.services.decide import tradable_markets
+
+    cohorts_q = (select(CohortRow).where(CohortRow.period_start <= as_of)
+                 .order_by(desc(CohortRow.period_start)).limit(OPERATIONS_COHORTS))
+    out = []
+    with Session(engine) as s:
+        universe_now = len(tradable_markets(s, as_of)[0])
+        for c in s.scalars(cohorts_q).all():
+            start = utc(c.period_start)
+            rows = s.execute(select(AgentRow.name, DecisionRow.round_key, DecisionRow.status, DecisionRow.error)
+                             .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+                             .where(DecisionRow.cohort_id == c.id)
+                             .order_by(AgentRow.name, DecisionRow.round_key)).all()
+            latest: dict[str, tuple[str, str, str]] = {}
+            failed: Counter = Counter()
+            for name, round_key, status, error in rows:
+                latest[name] = (round_key, status, error)
+                failed[name] += status == "failed"
+            failing = tuple(FailingAgent(name, failed[name], rk, (err or "").strip().splitlines()[0][:300]
+                                         if (err or "").strip() else "")
+                            for name, (rk, st, err) in sorted(latest.items()) if st == "failed")
+            out.append(CohortOps(c.name, page_path("cohort", c.name), c.status, start,
+                                 len(tradable_markets(s, start)[0]),
+                                 universe_now if c.status == "open" else 0,
+                                 len({rk for _, rk, _, _ in rows}), failing))
+    return tuple(out)
 
 
 __all__ = [
@@ -1321,12 +1615,102 @@ class StatsTable:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    """One cell of a pairwise matrix: row − column and its BH-adjusted p-value; `css` says which way and whether
+    it is significant (the heat), `title` says it in words."""
+
+    diff: float
+    p_adjusted: float
+    css: str
+    title: str
+
+
+@dataclass(frozen=True)
+class PairMatrix:
+    title: str
+    note: str
+    agents: tuple[str, ...]  # best first; rows and columns in this order
+    rows: tuple[tuple[str, tuple[MatrixCell, ...]], ...]
+    alpha: float
+
+
+def pair_matrix(res: Any, title: str, label: str) -> PairMatrix | None:
+    """The full pairwise difference / BH-adjusted p-value matrix of a `scoring.stats.BootstrapResult`."""
+    if res is None or not len(res.table):
+        return None
+    agents = [a for a in res.table["agent"].tolist() if a in res.diff.index]
+    rows = []
+    for a in agents:
+        cells = []
+        for b in agents:
+            if a == b:
+                cells.append(MatrixCell(NAN, NAN, "self", ""))
+                continue
+            d = _f(res.diff.at[a, b])
+            p = _f(res.p_adjusted.at[a, b])
+            if math.isnan(d) or math.isnan(p):
+                css, words = "ns", "no draw had both"
+            elif p < res.alpha:
+                better = d > 0 if res.higher_is_better else d < 0
+                css = ("sig-better" if better else "sig-worse") + (" strong" if p < res.alpha / 5 else "")
+                words = f"{'better' if better else 'worse'} than {b}, significant"
+            else:
+                css, words = "ns", f"not significantly different from {b}"
+            cells.append(MatrixCell(d, p, css, f"{a} − {b}: {label} {d:+.4f}, BH-adjusted p = {p:.3f} — {words}"
+                                    if not math.isnan(d) else f"{a} vs {b}: {words}"))
+        rows.append((a, tuple(cells)))
+    direction = "higher" if res.higher_is_better else "lower"
+    note = (f"Each cell: row − column ({direction} is better) and the two-sided paired-bootstrap p-value, "
+            f"Benjamini–Hochberg-adjusted over all pairs; green: the row is significantly better than the column "
+            f"(adjusted p < {res.alpha}), red: significantly worse, grey: not significantly different.")
+    return PairMatrix(title, note, tuple(agents), tuple(rows), float(res.alpha))
+
+
+_RW, _RH = 360, 330
+_RL, _RR, _RT, _RB = 44.0, 14.0, 12.0, 34.0
+
+
+def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
+    """A reliability diagram: observed frequency of YES against the mean forecast per bin (both 0..1), the
+    diagonal of perfect calibration, each bin's point labelled with its count of forecasts."""
+    left, right, top, bottom = _RL, _RW - _RR, _RT, _RH - _RB
+    pts = [(float(b["mean_forecast"]), float(b["observed_freq"]), int(b["count"]), b) for b in bins
+           if b.get("count") and not (math.isnan(_f(b.get("mean_forecast"))) or math.isnan(_f(b.get("observed_freq"))))]
+    if not pts:
+        return Chart(title, _RW, _RH, left, top, right, bottom, (), (), (), (), (), True, False)
+
+    def x(v: float) -> float:
+        return round(left + v * (right - left), 1)
+
+    def y(v: float) -> float:
+        return round(bottom - v * (bottom - top), 1)
+
+    ticks = (0.0, 0.25, 0.5, 0.75, 1.0)
+    x_ticks = tuple(Tick(x(v), f"{v:g}", "start" if v == 0 else "end" if v == 1 else "middle") for v in ticks)
+    y_ticks = tuple(Tick(y(v), f"{v:g}") for v in ticks)
+    rules = [Rule(x(0), y(0), x(1), y(1), "perfect calibration", "ref", x(1) - 4, y(1) + 14, "end")]
+    markers = []
+    for f, o, n, b in pts:
+        px, py = x(f), y(o)
+        markers.append(Marker(px, py, _marker_path(px, py, "dot"), "bin",
+                              f"bin {_f(b.get('lo')):.1f}–{_f(b.get('hi')):.1f}: {n} forecasts, mean {f:.3f}, "
+                              f"YES {o:.3f}"))
+        rules.append(Rule(px, py, px, py, str(n), "count", px + 8, py - 8, "start"))
+    line = Series(title, " ".join(f"{x(f)},{y(o)}" for f, o, _, _ in pts), "s0")
+    return Chart(title, _RW, _RH, left, top, right, bottom, (line,), tuple(markers), tuple(rules), x_ticks,
+                 y_ticks, False, False)
+
+
+@dataclass(frozen=True)
 class StatisticsPage:
     as_of: datetime
     cohort: str
     cohort_href: str
     n_boot: int
     min_resolved: int
+    provisional_rule: str
+    matrices: tuple[PairMatrix, ...]
+    reliability: tuple[Chart, ...]  # one per agent
     tables: tuple[StatsTable, ...]
     proxy_validity: Mapping[str, Any]
     notes: tuple[str, ...]
@@ -1340,37 +1724,61 @@ def _records(df: Any, keep: Sequence[str]) -> tuple[Mapping[str, Any], ...]:
                  for rec in df[cols].to_dict("records"))
 
 
+def _guard_bss(rows: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """The BSS-vs-market display rule on interim rows: no ratio over a market Brier below BSS_MARKET_FLOOR."""
+    out = []
+    for r in rows:
+        ref = r.get("interim_market_brier")
+        if ref is None or not ref >= BSS_MARKET_FLOOR:
+            r = {**r, "interim_bss_vs_market": None}
+        out.append(r)
+    return tuple(out)
+
+
 def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
     """The statistics page of one cohort from `services.statistics.CohortStatistics` (all numbers computed
     there; the template only formats)."""
     summary = st.summary()
     if len(summary) and "brier_ci_low" in summary.columns:
         summary = summary.sort_values(["tier", "agent"], na_position="last")
+    head = st.bootstrap.get("forecast_brier")
+    head_table = head.table.sort_values(["rank", "agent"], na_position="last") if head is not None else None
     tables = [
-        StatsTable("Uncertainty and significance (final scores, resolved bets)",
+        StatsTable("Headline: forecast Brier of stated P(YES) on the forecast set",
+                   f"Paired bootstrap over markets, {n_boot} draws, every agent and both reference forecasters "
+                   "on the same draws; the same tier means not significantly different (Benjamini–Hochberg, "
+                   f"α = 0.05). {PROVISIONAL_RULE}.",
+                   (("agent", "agent", ""), ("tier", "tier", "integer"), ("n", "resolved forecasts", "integer"),
+                    ("estimate", "forecast Brier", "number"), ("ci_low", "95% low", "number"),
+                    ("ci_high", "95% high", "number"), ("p_first", "P(first)", "fraction_percent"),
+                    ("p_vs_first_adj", "p vs No. 1 (BH)", "number"), ("provisional", "provisional", "")),
+                   _records(head_table, ["agent", "tier", "n", "estimate", "ci_low", "ci_high", "p_first",
+                                         "p_vs_first_adj", "provisional"])),
+        StatsTable("Seed 001's implied-confidence Brier: uncertainty and significance (resolved bets)",
                    f"Paired bootstrap over markets, {n_boot} draws; agents in the same tier are not significantly "
                    f"different (Benjamini–Hochberg, α = 0.05). Provisional: fewer than {st.min_resolved} resolved bets.",
                    (("agent", "agent", ""), ("tier", "tier", "integer"), ("n_resolved", "resolved", "integer"),
                     ("brier_ci_low", "Brier 95% low", "number"), ("brier_ci_high", "Brier 95% high", "number"),
-                    ("bss_vs_market_ci_low", "BSS mkt low", "number"), ("bss_vs_market_ci_high", "BSS mkt high", "number"),
                     ("pnl_ci_low", "P/L low $", "number"), ("pnl_ci_high", "P/L high $", "number"),
                     ("crowd_proxy_ci_low", "proxy low", "number"), ("crowd_proxy_ci_high", "proxy high", "number"),
                     ("p_first", "P(first)", "fraction_percent"), ("pct_beat_first", "% mkts beating No. 1", "number"),
                     ("p_vs_first_adj", "p vs No. 1 (BH)", "number"), ("provisional", "provisional", "")),
                    _records(summary, ["agent", "tier", "n_resolved", "brier_ci_low", "brier_ci_high",
-                                      "bss_vs_market_ci_low", "bss_vs_market_ci_high", "pnl_ci_low", "pnl_ci_high",
+                                      "pnl_ci_low", "pnl_ci_high",
                                       "crowd_proxy_ci_low", "crowd_proxy_ci_high", "p_first", "pct_beat_first",
                                       "p_vs_first_adj", "provisional"])),
         StatsTable("Interim scores — PROVISIONAL",
                    "Unresolved bets scored against today's market price (seed 002 §3.3); resolved bets against their "
-                   "outcome. These change until every market resolves.",
+                   "outcome. These change until every market resolves. The interim BSS vs market is shown only where "
+                   f"the market's interim Brier is at least {BSS_MARKET_FLOOR} (else —: too small to divide by).",
                    (("agent", "agent", ""), ("n", "bets", "integer"), ("n_provisional", "scored vs price", "integer"),
                     ("interim_brier", "interim Brier", "number"), ("interim_brier_stated", "interim stated", "number"),
                     ("interim_market_brier", "market on same bets", "number"),
                     ("interim_bss_vs_market", "interim BSS mkt", "number"),
                     ("market_brier", "market on own resolved bets", "number")),
-                   _records(st.interim, ["agent", "n", "n_provisional", "interim_brier", "interim_brier_stated",
-                                         "interim_market_brier", "interim_bss_vs_market", "market_brier"])),
+                   _guard_bss(_records(st.interim, ["agent", "n", "n_provisional", "interim_brier",
+                                                    "interim_brier_stated", "interim_market_brier",
+                                                    "interim_bss_vs_market", "market_brier"]))),
         StatsTable("Calibration of stated forecasts",
                    "Forecast-set probabilities on resolved markets, 10 equal-width bins: expected calibration error "
                    "and the Murphy decomposition (Brier = reliability − resolution + uncertainty + within-bin terms).",
@@ -1394,6 +1802,52 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                    _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
                                              "n_answers", "s_prime"])),
     ]
-    notes = tuple(dict.fromkeys(n for res in st.bootstrap.values() for n in getattr(res, "notes", ())))
-    return StatisticsPage(as_of, st.cohort, "", n_boot, st.min_resolved, tuple(tables),
-                          dict(st.proxy_validity or {}), notes)
+    tables.extend(_ablation_tables(st, n_boot))
+    notes = tuple(dict.fromkeys(f"{metric} — {k}: {v}" for metric, res in st.bootstrap.items()
+                                for k, v in (getattr(res, "notes", None) or {}).items()))
+    matrices = tuple(m for m in (
+        pair_matrix(head, "Headline: forecast Brier, every pair", "forecast Brier"),
+        pair_matrix(st.bootstrap.get("brier"), "Seed 001's implied-confidence Brier, every pair", "implied Brier"),
+    ) if m is not None)
+    charts = []
+    rel = st.reliability
+    if rel is not None and len(rel):
+        for group, g in rel.groupby("group", sort=True):
+            charts.append(reliability_chart(str(group), g.sort_values("bin").to_dict("records")))
+    return StatisticsPage(as_of, st.cohort, "", n_boot, st.min_resolved, PROVISIONAL_RULE, matrices, tuple(charts),
+                          tuple(tables), dict(st.proxy_validity or {}), notes)
+
+
+# --- ablations and replicates on the statistics page (issue 13; kept apart from the tables above) -------------
+
+def _ablation_tables(st: Any, n_boot: int) -> list[StatsTable]:
+    """The cohort's ablation pairs (B − A per metric) and its replicated seats' run-to-run spread, when it has
+    any (`services.statistics._ablations` computes them)."""
+    out = []
+    ablations = getattr(st, "ablations", None)
+    if ablations is not None and len(ablations):
+        out.append(StatsTable(
+            "Ablations: variant vs base (B − A over shared questions)",
+            f"Paired bootstrap over markets, {n_boot} draws. Brier rows: < 0 means the variant forecasts better; "
+            "pnl: realized USD, > 0 means the variant earned more. With replicates each question counts the mean of "
+            "its replicates (run-to-run noise averaged out; 'replicate noise' = the share of the per-question "
+            "variance still due to it); 'executed' uses replicate 1 only, as the boards do. 'CS excluded 0' is the "
+            "first date the anytime-valid 95% confidence sequence on the forecast-Brier difference excluded 0.",
+            (("pair", "pair", ""), ("factor", "factor", ""), ("metric", "metric", ""), ("n", "questions", "integer"),
+             ("estimate", "B − A", "number"), ("lo", "95% low", "number"), ("hi", "95% high", "number"),
+             ("p_value", "p", "number"), ("executed", "executed B − A", "number"),
+             ("replicate_share", "replicate noise", "fraction_percent"), ("first_date", "CS excluded 0", "")),
+            _records(ablations, ["pair", "factor", "metric", "n", "estimate", "lo", "hi", "p_value", "executed",
+                                 "replicate_share", "first_date"])))
+    replicates = getattr(st, "replicates", None)
+    if replicates is not None and len(replicates):
+        out.append(StatsTable(
+            "Replicates: run-to-run spread",
+            "Seats asked k times per decision: the standard deviation across replicates of the stated P(YES) "
+            "(mean over questions) and of the forecast Brier each replicate's forecasts would score.",
+            (("agent", "agent", ""), ("replicates", "replicates", "integer"), ("questions", "questions", "integer"),
+             ("p_sd", "SD of P(YES)", "number"), ("brier_sd", "SD of Brier", "number"),
+             ("brier_min", "Brier min", "number"), ("brier_max", "Brier max", "number")),
+            _records(replicates, ["agent", "replicates", "questions", "p_sd", "brier_sd", "brier_min",
+                                  "brier_max"])))
+    return out

@@ -12,14 +12,14 @@ import re
 from datetime import datetime, timezone
 from decimal import Decimal
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES = ROOT / "templates"
+TEMPLATES = Path(str(files("arena._templates")))  # package data: the repo's templates/, installed as arena._templates
 DASH = "—"  # what an unknown number shows: never 0, which would read as a score
 MICRO = 1_000_000
 

@@ -5,9 +5,12 @@ assets — a small stylesheet and a small table sort/filter script — so the si
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
+import signal
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,7 +22,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
+from arena.services.point_in_time import backend, remember_backend, store_as_of
 from arena.store.tables import CohortRow
+from arena.services.standings import Boards, boards_json, standings as compute_boards
 from arena.web import contexts as ctx
 from arena.web.env import page_path, render_page, slug
 
@@ -34,6 +39,7 @@ TEMPLATE = {
 }
 
 STATISTICS_DRAWS = 1000
+API_PATH = "api/leaderboard.json"
 
 SITE_CSS = """\
 /* arena site styles: no external fonts or assets; readable on a phone. */
@@ -140,6 +146,19 @@ details > summary { cursor: pointer; color: var(--accent); }
 td.links { min-width: 10rem; }
 a.agent-link { white-space: nowrap; }
 .question { font-size: 1.35rem; }
+.refmark { display: inline-block; padding: 0 .35rem; border-radius: 4px; font-size: .72rem; font-weight: 600;
+  background: #e6ecfa; color: var(--accent); text-transform: uppercase; letter-spacing: .03em; vertical-align: middle; }
+tr.kind-reference td { background: #f4f6fb; font-style: italic; }
+.ci { color: var(--muted); font-size: .85em; }
+tr.groups th { font-weight: 600; color: var(--muted); text-align: center; border-left: 1px solid var(--line); }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: .6rem 1rem; }
+svg .rule.count { stroke: none; }
+svg .rule-label.count { fill: var(--fg); font-size: 11px; }
+svg .marker.bin { fill: #2457c5; }
+table.heat td.cell { text-align: center; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.heat td.sig-better { background: #dcf3e4; } table.heat td.sig-worse { background: #fbe3e1; }
+table.heat td.sig-better.strong { background: #a9dfbc; } table.heat td.sig-worse.strong { background: #f2b8b2; }
+table.heat td.ns { background: #f3f4f7; color: var(--muted); } table.heat td.self { background: #fff; }
 @media (max-width: 640px) {
   body { font-size: 14px; }
   main { padding: .6rem; }
@@ -242,14 +261,36 @@ def _write(out: Path, path: str, text: str) -> None:
     target.write_text(text, encoding="utf-8")
 
 
+_children: set[int] = set()  # pids of the render children alive now (ended by `end_children`)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: have Linux kill it when the thread that forked it dies (PR_SET_PDEATHSIG), so a
+    stopped or killed scheduler never leaves a renderer behind holding database sessions."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: `end_children` at shutdown is the remaining guard
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 class _Forked:
     """Work done in a forked child process (copy-on-write: it sees everything built so far, nothing is
-    pickled); `join` returns the page counts it reports, or raises if it failed."""
+    pickled); `join` returns the page counts it reports, or raises if it failed. The child dies with its
+    parent, and leaves the parent's pooled database connections alone (`engine`: never used or closed there)."""
 
-    def __init__(self, work: Callable[[], dict[str, int]]) -> None:
+    def __init__(self, work: Callable[[], dict[str, int]], engine: Engine | None = None) -> None:
         self.read_fd, write_fd = os.pipe()
+        parent = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:  # the child: do the work, report, and leave without running the parent's cleanup
+            _die_with_parent(parent)
+            if engine is not None:
+                engine.dispose(close=False)  # the parent's connections stay the parent's
             os.close(self.read_fd)
             code = 0
             try:
@@ -259,15 +300,30 @@ class _Forked:
             with os.fdopen(write_fd, "wb") as fh:
                 fh.write(payload)
             os._exit(code)
+        _children.add(self.pid)
         os.close(write_fd)
 
     def join(self) -> dict[str, int]:
-        with os.fdopen(self.read_fd, "rb") as fh:
-            data = json.loads(fh.read() or b"{}")
-        _, status = os.waitpid(self.pid, 0)
+        try:
+            with os.fdopen(self.read_fd, "rb") as fh:
+                data = json.loads(fh.read() or b"{}")
+            _, status = os.waitpid(self.pid, 0)
+        finally:
+            _children.discard(self.pid)
         if status != 0 or "error" in data:
             raise RuntimeError(f"a render process failed: {data.get('error', status)}")
         return data
+
+
+def end_children() -> int:
+    """Terminate every render child still running (at scheduler shutdown); returns how many were asked."""
+    pids = list(_children)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            _children.discard(pid)
+    return len(pids)
 
 
 def _can_fork(engine: Engine) -> bool:
@@ -286,11 +342,13 @@ def _render_pages(out: Path, kind: str, pages: list[tuple[object, object]]) -> d
     return {kind: len(pages)}
 
 
-def _market_pages(url: str, out: Path, as_of: datetime, statistics: str) -> dict[str, int]:
-    """Market, methodology, operations and statistics pages, from an engine of their own (a forked child)."""
+def _market_pages(url: str, out: Path, as_of: datetime, statistics: str, source: str) -> dict[str, int]:
+    """Market, methodology, operations and statistics pages, from an engine of their own (a forked child);
+    `source` names the database the facts came from (a copy as of T names its source's)."""
     from arena.store.engine import make_engine
 
     engine = make_engine(url)
+    remember_backend(engine, source)
     try:
         return _market_pages_here(engine, out, as_of, statistics)
     finally:
@@ -318,14 +376,29 @@ def statistics_pages(engine: Engine, out: Path, as_of: datetime, statistics: str
     return _render_pages(out, "statistics", pages)
 
 
+RENDER_STAGES = 6  # calls of `on_stage` per render (for a progress bar)
+
+
 def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True,
-                statistics: str = "open") -> RenderReport:
+                statistics: str = "open", on_stage: Callable[[str], None] | None = None) -> RenderReport:
     """Write the whole static site for `as_of` into `out_dir` (created if needed; files are overwritten, and
     nothing else there is touched). One batched context build per page kind, then one template render per page.
+
+    The pages show exactly the facts recorded up to `as_of`: when the store holds later ones, the site is
+    rendered from the store as it stood then (`services.point_in_time`).
 
     With `parallel` (and where it pays, see `_can_fork`) the market pages are built and rendered by a forked
     process while this one builds the leaderboards, and half of the agent pages are rendered by a second one:
     the two cores of a small server both work. The pages are the same either way."""
+    started = time.perf_counter()
+    with store_as_of(engine, as_of) as past:
+        report = _render_site(past, out_dir, utc(as_of), parallel, statistics, on_stage)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel: bool,
+                 statistics: str, on_stage: Callable[[str], None] | None = None) -> RenderReport:
     started = time.perf_counter()
     as_of = utc(as_of)
     out = Path(out_dir)
@@ -339,6 +412,8 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
         now = time.perf_counter()
         report.stages[name] = report.stages.get(name, 0.0) + now - clock[0]
         clock[0] = now
+        if on_stage is not None:
+            on_stage(name)
 
     def count(counts: dict[str, int]) -> None:
         for kind, n in counts.items():
@@ -347,7 +422,8 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
     markets_child = None
     if fork:  # before any thread exists in this process
         url = engine.url.render_as_string(hide_password=False)
-        markets_child = _Forked(lambda: _market_pages(url, out, as_of, statistics))
+        source = backend(engine)
+        markets_child = _Forked(lambda: _market_pages(url, out, as_of, statistics, source), engine)
     standings = ctx.load_standings(engine, as_of, None, with_overall=True)
     stage("standings")
     count(_render_pages(out, "index", [(None, ctx.index_context(engine, as_of, standings))]))
@@ -359,7 +435,7 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
     stage("agent contexts")
     if fork:
         half = len(agents) // 2
-        agents_child = _Forked(lambda: _render_pages(out, "agent", agents[half:]))
+        agents_child = _Forked(lambda: _render_pages(out, "agent", agents[half:]), engine)
         count(_render_pages(out, "agent", agents[:half]))
         count(agents_child.join())
     else:
@@ -373,6 +449,10 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
         stage("market, methodology and operations pages")
     for name, (_, text) in STATIC.items():
         _write(out, page_path("static", name), text)
+    (out / "api").mkdir(exist_ok=True)
+    _write(out, API_PATH, leaderboard_json(standings.boards if standings.boards is not None
+                                           else compute_boards(engine, as_of)))
+    stage("api")
     report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations",
                                                  "statistics") if k in report.pages}
     report.seconds = time.perf_counter() - started
@@ -385,6 +465,11 @@ def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: s
     counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
     counts.update(statistics_pages(engine, out, as_of, statistics))
     return counts
+
+
+def leaderboard_json(boards: Boards) -> str:
+    """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them."""
+    return json.dumps(boards_json(boards), indent=2) + "\n"
 
 
 # --- one page by its path ----------------------------------------------------------------------------------------
@@ -442,10 +527,14 @@ Page = tuple[str, str]  # content type, body
 
 def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     """The page at site path `path` ("index.html", "agents/3.html", "static/site.css"), rendered from the
-    database for `as_of`; None when there is no such page. Builds only that page's context."""
+    database for `as_of`; None when there is no such page. Builds only that page's context. `engine` is taken to
+    hold only facts recorded by `as_of` (the live server at "now"; `arena serve --as-of T` first makes the store
+    as of T with `services.point_in_time.store_as_of`)."""
     as_of = utc(as_of)
     path = path.lstrip("/") or "index.html"
     html = "text/html; charset=utf-8"
+    if path == API_PATH:
+        return "application/json; charset=utf-8", leaderboard_json(compute_boards(engine, as_of))
     if path.startswith("static/"):
         asset = STATIC.get(path[len("static/"):])
         return asset if asset is not None else None

@@ -113,3 +113,64 @@ def test_consistency_of_exclusive_groups_and_multi_outcome_answers(engine):
     assert c.loc["sloppy", "sum_deviation"] == pytest.approx(0.4)
     assert c.loc["coherent", "negation_violation_rate"] == 0.0 and c.loc["sloppy", "negation_violation_rate"] == 1.0
     assert c.loc["coherent", "s_prime"] == pytest.approx(1 - (0.8 - 1) ** 2)
+    # the venue's own prices (0.5 and 0.5) as the reference row
+    assert c.loc["market", "sum_deviation"] == pytest.approx(0.0) and c.loc["market", "negation_violation_rate"] == 0.0
+    assert bool(c.loc["market", "reference"]) and not bool(c.loc["sloppy", "reference"])
+
+
+def test_partial_groups_and_s_prime_on_complete_groups(engine):
+    t0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
+    close = t0 + timedelta(days=9)
+    trio = [Market(id=f"pm:{k}", venue="polymarket", question=f"{k}?", close_time=close, group_id="pm:event:3",
+                   volume_24h=1.0) for k in ("x", "y", "z")]
+    prices = {"pm:x": "0.6", "pm:y": "0.3", "pm:z": "0.2"}  # the venue's prices sum to 1.1
+    with session_scope(engine) as s:
+        ingest.record_observations(s, t0, trio, [Quote(k, {YES: Price.of(v)}, t0, t0, source="t")
+                                                 for k, v in prices.items()])
+        cohort, _ = start_cohort(s, t0, CohortRules(), [LineupEntry("full"), LineupEntry("part-low"),
+                                                        LineupEntry("part-high")], t0)
+
+    class Agent:
+        def __init__(self, forecasts):
+            self.forecasts = forecasts
+
+        def decide(self, view):
+            return Decision((), forecasts=self.forecasts)
+
+    agents = {"full": Agent({"pm:x": 0.2, "pm:y": 0.7, "pm:z": 0.1}),
+              "part-low": Agent({"pm:x": 0.3, "pm:y": 0.3}),  # 2 of 3 members, Σ 0.6: no inconsistency shown
+              "part-high": Agent({"pm:x": 0.9, "pm:y": 0.5})}  # 2 of 3, Σ 1.4: over 1 already
+    decide.run_round(engine, cohort, agents, "r1", t0)
+    with session_scope(engine) as s:
+        ingest.record_observations(s, t0 + timedelta(days=10), resolutions=[
+            ("pm:x", Resolution.winner("pm:x", "NO")), ("pm:y", Resolution.winner("pm:y", YES)),
+            ("pm:z", Resolution.winner("pm:z", "NO"))])
+    c = cohort_statistics(engine, t0 + timedelta(days=11), n_boot=50)[cohort.name].consistency.set_index("agent")
+    assert c.loc["full", "sum_deviation"] == pytest.approx(0.0) and c.loc["full", "n_groups"] == 1
+    assert c.loc["part-low", "n_groups"] == 0 and np.isnan(c.loc["part-low", "sum_deviation"])
+    assert c.loc["part-high", "sum_deviation"] == pytest.approx(0.4)
+    assert c.loc["market", "sum_deviation"] == pytest.approx(0.1)
+    # S′ on the complete group: "full" picked pm:y at 0.7 and pm:y won; the market picked pm:x at 0.6 and lost
+    assert c.loc["full", "s_prime"] == pytest.approx(1 - (0.7 - 1) ** 2) and c.loc["full", "n_answers"] == 1
+    assert c.loc["market", "s_prime"] == pytest.approx(-(0.6**2))
+    assert np.isnan(c.loc["part-low", "n_answers"])  # an incomplete group gives no answer
+    assert "n_pairs" not in c.columns  # a three-member group is no negation pair
+
+
+def test_demo_consistency_has_rows_for_agents_and_the_market_reference(demo_db):
+    """The demo's universe holds exclusive groups, the forecast set takes some whole, and every agent plus the
+    venue's own prices ("market") gets Σ P, negation-pair and S′ numbers."""
+    stats = cohort_statistics(demo_db, LATER, n_boot=50)
+    for name, st in stats.items():
+        c = st.consistency.set_index("agent")
+        assert "market" in c.index and bool(c.loc["market", "reference"]) and not c.drop("market")["reference"].any()
+        assert c.index[-1] == "market"  # the reference row comes last
+        assert (c["n_groups"] > 0).all() and (c["n_answers"] > 0).all(), name
+        # the market follower states the price: it is exactly as (in)consistent as the market
+        for col in ("sum_deviation", "s_prime"):
+            assert c.loc["market-follower", col] == pytest.approx(c.loc["market", col])
+        # always-0.5 says 0.5 to every member: Σ = k/2, so a 3- or 4-member group is off by 0.5 or 1
+        assert c.loc["always-0.5", "sum_deviation"] > 0.0
+        assert ((c["s_prime"] >= -1) & (c["s_prime"] <= 1)).all()
+    assert any("n_pairs" in st.consistency and st.consistency["n_pairs"].fillna(0).gt(0).any()
+               for st in stats.values())  # seed 003's negation check ran on a two-member group

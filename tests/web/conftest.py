@@ -90,8 +90,8 @@ def populate(engine: Engine, *, days: int = 17, cohorts: int = 2, decision_weeks
                            message="not a number: <NaN>", payload_excerpt='{"probability": "<x>"}', at=as_of))
         s.add(JobRunRow(job="mark", period_key="2026-01-05", status="failed", started_at=as_of, finished_at=as_of,
                         error="Traceback: <boom>", counts={}, runner="host:1"))
-        s.add(JobRunRow(job="mark", period_key="2026-01-06", status="ok", started_at=as_of,
-                        finished_at=as_of + timedelta(seconds=2), counts={"snapshots": 14}, runner="host:1"))
+        s.add(JobRunRow(job="mark", period_key="2026-01-06", status="ok", started_at=as_of - timedelta(seconds=2),
+                        finished_at=as_of, counts={"snapshots": 14}, runner="host:1"))
         ids = (market.id, decision.agent_id, decision.id)
     return SimArena(engine, as_of, ids[0], ids[1], ids[2])
 

@@ -23,6 +23,7 @@ from sqlmodel import Session
 from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.services.score import overall_leaderboard
+from arena.services.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow
 from arena.web.env import money, page_path
@@ -143,7 +144,7 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
     assert 'class="sort"' in index, "sort.js ran (it marks sortable headers)"
     rows, hrefs = table(index, "overall")
     board = overall_leaderboard(engine, as_of).to_dict("records")
-    assert len(rows) == len(board) == 7
+    assert len(rows) == len(board) >= 7
     for row, rec in zip(rows, board):
         rank, model, cohorts, resolved, brier, band, ret, pnl, agents = row
         assert model.split(" ")[0] == rec["agent"]
@@ -153,6 +154,17 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
         assert ret == f"{rec['mean_return_pct']:+.1f}%"
         assert abs(_dollars(pnl) - rec["total_pnl"]) < 0.006
         assert agents.count("cohort-") == 2
+
+    # 1b. the headline board, as the browser shows it, against the standings service: order, ties, references
+    head, _ = table(index, "headline")
+    overall = standings(engine, as_of).overall.to_dict("records")
+    assert len(head) == len(overall) > len(board)  # the reference rows are on it too
+    for row, rec in zip(head, overall):
+        assert row[0] == (rec["rank_label"] or "—")
+        assert row[1].startswith(rec["model"])
+        assert ("reference" in row[1]) == (rec["kind"] == "reference")
+        assert row[4].split(" ")[0] == ("—" if rec["forecast_brier"] != rec["forecast_brier"]
+                                        else f"{rec['forecast_brier']:.3f}")
 
     # 2. follow the first model's link to its agent page in the first cohort
     link = hrefs[0][0]

@@ -123,8 +123,10 @@ def test_render_command_writes_the_site(db_url, engine, tmp_path, capsys):
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "rendered 3 pages" in out and (tmp_path / "out" / "index.html").is_file()
-    bad = parser.parse_args(["--out", str(tmp_path / "x"), "--db", db_url, "--as-of", "yesterday"])
-    assert bad.func(bad) == 2
+    from arena.cli import main
+
+    assert main(["render", "--out", str(tmp_path / "x"), "--db", db_url, "--as-of", "yesterday"]) == 2
+    assert "'yesterday' is not a date or time" in capsys.readouterr().err
     assert not Path(tmp_path / "x").exists()
 
 

@@ -1,0 +1,217 @@
+"""Standings: every board — one per cohort and one per model across cohorts — computed once per `as_of` from the
+facts recorded up to then, for the CLI, the demo report, the site pages and /api/leaderboard.json.
+
+Point in time: `standings(engine, T)` reads only fills recorded at or before T, the latest resolution version
+recorded by T, decisions and their forecasts completed by T, cohorts created by T (completed only if they
+completed by T) and price snapshots fetched by T — so the boards as of T equal the boards a run stopped at T
+would have shown.
+
+Tracks: every agent row carries its lineup `track` — "model" (answers from the prompt alone) or "agent" (may call
+tools) — and `standings(..., track=...)` ranks one track alone (the references stay on every board).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.clock import utc
+from arena.config import TRACKS, track_of
+from arena.domain.market import YES
+from arena.money import MICRO
+from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
+from arena.scoring.stats import DEFAULT_N_BOOT
+from arena.services.mark import rows_frame
+from arena.services.score import bets_frame, latest_resolutions, portfolios_frame
+from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow
+
+# The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
+JSON_FIELDS = (
+    "agent", "kind", "track", "rank", "rank_label", "tier", "provisional", "forecast_brier", "forecast_brier_lo",
+    "forecast_brier_hi", "n_forecasts", "implied_brier", "implied_brier_band", "kelly_brier", "stated_brier",
+    "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_0_25", "bss_vs_market",
+    "bss_vs_market_note", "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
+    "n_bets", "n_resolved_bets",
+    # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
+    "log_score", "spherical_score", "brier_adjusted", "irt_skill",
+)
+_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_bets", "n_resolved_bets", "n_cohorts")
+
+
+@dataclass(frozen=True)
+class CohortBoard:
+    name: str
+    status: str  # "open" or "completed" (as of the boards' as_of)
+    rows: pd.DataFrame  # scoring.board.BOARD_COLUMNS, best first
+
+
+@dataclass(frozen=True)
+class Boards:
+    as_of: datetime
+    rank_by: str
+    cohorts: list[CohortBoard] = field(default_factory=list)
+    overall: pd.DataFrame = field(default_factory=pd.DataFrame)  # scoring.board.OVERALL_COLUMNS, best first
+    track: str | None = None  # the one track ranked ("model" or "agent"); None: every seat
+
+
+def _kind(agent_kind: str) -> str:
+    return "llm" if agent_kind == "llm" else "baseline"
+
+
+def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime | None = None, *,
+                       all_replicates: bool = False) -> pd.DataFrame:
+    """The cohorts' forecast-set rows: cohort, agent, market_id, question (market@round), probability (stated
+    P(YES)), market_price (the YES price the agent saw, NaN if none) and outcome_yes (YES payout of the latest
+    resolution recorded by `as_of`; NaN when unresolved, void or not a YES/NO payout). With `as_of`, only
+    decisions completed by then.
+
+    Only the executed replicate's forecasts (replicate 1) unless `all_replicates` (then a `replicate` column
+    says which ask stated each row): the headline scores each seat on one ask, as an unreplicated seat is, so
+    seats with different replicate counts stay comparable (a mean of k asks is an ensemble, whose Brier is
+    lower by Jensen's inequality alone) and the scored forecasts are the ones its bets came with."""
+    q = (select(CohortRow.name, AgentRow.name, ForecastRow.market_id, DecisionRow.round_key, ForecastRow.probability,
+                ForecastRow.market_price_ppm, ForecastRow.replicate)
+         .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
+         .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
+         .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+         .order_by(ForecastRow.id))
+    if not all_replicates:
+        q = q.where(ForecastRow.replicate == 1)  # type: ignore[arg-type]
+    if as_of is not None:
+        q = q.where(DecisionRow.completed_at <= as_of, ForecastRow.as_of <= as_of)  # type: ignore[operator]
+    df = rows_frame(session.connection().execute(q).all(),
+                    ["cohort", "agent", "market_id", "round", "probability", "price_ppm", "replicate"])
+    if not all_replicates:
+        df = df.drop(columns="replicate")
+    df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
+    df["market_price"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float) / MICRO
+    res = latest_resolutions(session, as_of)
+    outcome = {}
+    for mid, kind, payouts in zip(res["market_id"], res["kind"], res["payouts"]):
+        if kind in ("winner", "probabilistic") and YES in payouts:
+            outcome[mid] = int(payouts[YES]) / MICRO
+    df["outcome_yes"] = df["market_id"].map(outcome).astype(float)
+    df["probability"] = df["probability"].astype(float)
+    cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes"]
+    return df[cols + (["replicate"] if all_replicates else [])]
+
+
+def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
+              cohort_names: list[str] | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
+              track: str | None = None) -> Boards:
+    """Every board as of `as_of` (see the module docstring), ranked by `rank_by` (a `scoring.board.RANK_CHOICES`
+    key; ValueError otherwise). `cohort_names` limits the cohort boards and the overall board to those cohorts;
+    `track` ("model" or "agent", config.TRACKS) to the agents of that track. Seeded: the same database and
+    arguments give the same intervals and tiers."""
+    check_rank_by(rank_by)
+    if track is not None and track not in TRACKS:
+        raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS)}")
+    as_of = utc(as_of)
+    with Session(engine) as s:
+        q = (select(CohortRow.id, CohortRow.name, CohortRow.completed_at)
+             .where(CohortRow.created_at <= as_of).order_by(CohortRow.period_start, CohortRow.id))
+        if cohort_names:
+            q = q.where(CohortRow.name.in_(cohort_names))  # type: ignore[attr-defined]
+        cohorts = s.execute(q).all()
+        if not cohorts:
+            return Boards(as_of, rank_by, [], pd.DataFrame(), track)
+        ids = [c[0] for c in cohorts]
+        agents = s.execute(select(AgentRow.name, AgentRow.kind, AgentRow.config, AgentRow.cohort_id)
+                           .where(AgentRow.cohort_id.in_(ids))).all()  # type: ignore[attr-defined]
+        kinds = {name: _kind(kind) for name, kind, _, _ in agents}
+        forecasts = forecast_set_frame(s, ids, as_of)
+        bets = bets_frame(s, ids, as_of)
+        ports = portfolios_frame(s, as_of, ids, point_in_time=True)
+    cohort_name = {c[0]: c[1] for c in cohorts}
+    seat_track = {(cohort_name[cid], name): track_of(config or {}) for name, _, config, cid in agents}
+    if track is not None:
+        forecasts, bets, ports = (_of_track(f, seat_track, track) for f in (forecasts, bets, ports))
+    opts = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed)
+    per_cohort = cohort_boards(forecasts, bets, ports, **opts)
+    boards = []
+    for _, name, completed_at in cohorts:
+        status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
+        rows = per_cohort.get(name)
+        if rows is None:  # a cohort without agents
+            rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
+        rows = rows.assign(track=[seat_track.get((name, a)) for a in rows["agent"]])
+        boards.append(CohortBoard(name, status, rows))
+    overall = overall_board(forecasts, bets, ports, **opts)
+    by_model: dict[str, set[str]] = {}
+    for (_, agent), t in seat_track.items():
+        by_model.setdefault(agent, set()).add(t)
+    # A name that ran in both tracks (its lineup changed between cohorts) says so rather than picking one.
+    overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None)
+                                    for m in overall.get("model", pd.Series(dtype=object))])
+    return Boards(as_of, rank_by, boards, overall, track)
+
+
+def _of_track(frame: pd.DataFrame, seat_track: dict[tuple[str, str], str], track: str) -> pd.DataFrame:
+    """The rows of `frame` (with cohort and agent columns) whose seat runs in `track`."""
+    if not len(frame):
+        return frame
+    keep = [seat_track.get((c, a)) == track for c, a in zip(frame["cohort"], frame["agent"])]
+    return frame[keep].reset_index(drop=True)
+
+
+def _json_value(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            return None
+        return int(value) if name in _INT_FIELDS else float(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, str) and value == "" and name == "bss_vs_market_note":
+        return None
+    return value
+
+
+def _rows(frame: pd.DataFrame, first: str) -> list[dict[str, Any]]:
+    fields = [first] + (["n_cohorts"] if first == "model" else []) + list(JSON_FIELDS[1:])
+    out = []
+    for rec in frame.to_dict("records"):
+        out.append({f: _json_value(f, rec.get(f if f != first else first)) for f in fields})
+    return out
+
+
+def boards_json(boards: Boards) -> dict[str, Any]:
+    """The boards as plain JSON: {"as_of", "rank_by", "cohorts": [{"name", "status", "rows": [...]}],
+    "overall": [...]}. Each row has the JSON_FIELDS (overall rows: "model" for "agent", plus n_cohorts); a
+    missing value is null, never 0. `track` is "model" or "agent" (null for the reference rows; "agent+model"
+    on the overall board for a name that ran in both)."""
+    return {
+        "as_of": boards.as_of.isoformat(),
+        "rank_by": boards.rank_by,
+        "cohorts": [{"name": c.name, "status": c.status, "rows": _rows(c.rows, "agent")} for c in boards.cohorts],
+        "overall": _rows(boards.overall, "model") if len(boards.overall) else [],
+    }
+
+
+def boards_csv(boards: Boards) -> str:
+    """The boards as CSV: a `cohort` column (the cohort's name, or "overall"), then JSON_FIELDS (an overall row
+    puts its model in `agent`) and n_cohorts; a missing value is an empty cell, never 0."""
+    data = boards_json(boards)
+    records = []
+    for c in data["cohorts"]:
+        records += [{"cohort": c["name"], **r} for r in c["rows"]]
+    records += [{"cohort": "overall", "agent": r["model"], **{k: v for k, v in r.items() if k != "model"}}
+                for r in data["overall"]]
+    columns = ["cohort", *JSON_FIELDS, "n_cohorts"]
+    frame = pd.DataFrame(records, columns=columns, dtype=object)
+    return frame.where(frame.notna(), None).to_csv(index=False)
+
+
+__all__ = ["JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_json", "forecast_set_frame", "standings"]

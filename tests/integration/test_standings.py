@@ -1,0 +1,198 @@
+"""The standings service end to end: point in time (run to T, save, run on, compare), the demo's verdict (the
+headline ranks the metric gamer by its forecasts while seed 001's column is fooled; always-0.5 ≈ 0.25; every
+interval holds its point) and `arena leaderboard` in text, CSV and JSON."""
+
+import csv
+import io
+import json
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from arena.agents.baselines import demo_lineup
+from arena.cli import main
+from arena.domain.sizing import CohortRules
+from arena.scoring.board import RANK_CHOICES
+from arena.scoring.headline import REF_HALF, REF_MARKET
+from arena.services.cohorts import LineupEntry
+from arena.services.simulation import simulate
+from arena.services.standings import JSON_FIELDS, boards_json, standings
+from arena.store.engine import make_engine
+from arena.venues.simulated import SimulatedUniverse
+
+START = datetime(2026, 1, 4, tzinfo=timezone.utc)
+LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
+REQUIRED = ("agent", "kind", "rank", "tier", "provisional", "forecast_brier", "forecast_brier_lo", "forecast_brier_hi",
+            "n_forecasts", "implied_brier", "kelly_brier", "stated_brier", "brier_minus_market", "bss_vs_0_25",
+            "bss_vs_market", "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets")
+
+
+def _without_as_of(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k != "as_of"}
+
+
+def test_boards_as_of_t_equal_the_boards_of_a_run_stopped_at_t(engine):
+    universe = SimulatedUniverse.generate(3, START, weeks=4, markets_per_week=12)
+    agents = demo_lineup(universe, 3)
+    lineup = [LineupEntry(a.name, "scripted") for a in agents]
+    t_stop = START + timedelta(days=12, hours=23, minutes=30)  # after day 12's mark; cohort 2 open, bets resolving
+    saved = {}
+
+    def on_day(now: datetime) -> None:
+        if now == START + timedelta(days=12):
+            saved["boards"] = boards_json(standings(engine, t_stop, n_boot=60))
+
+    simulate(engine, universe, {a.name: a for a in agents}, START, 2, CohortRules(decision_weeks=2), lineup,
+             universe.end + timedelta(days=1), forecast_k=10, on_day=on_day)
+    then = saved["boards"]
+    later = boards_json(standings(engine, t_stop, n_boot=60))
+    assert _without_as_of(later) == _without_as_of(then)
+    # … and the run did move on: the boards of today differ, and the second cohort was open at T
+    now = boards_json(standings(engine, LATER, n_boot=60))
+    assert _without_as_of(now) != _without_as_of(then)
+    assert [c["status"] for c in then["cohorts"]] == ["open", "open"]
+    assert [c["status"] for c in now["cohorts"]] == ["completed", "completed"]
+    # before the first cohort existed there is nothing to show
+    assert boards_json(standings(engine, START - timedelta(days=1)))["cohorts"] == []
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo7.sqlite'}"
+    assert main(["demo", "--seed", "7", "--db", url]) == 0  # the README's demo, as a user runs it
+    return url
+
+
+def test_demo_verdict_headline_is_not_fooled_by_the_metric_gamer(demo_db, capsys):
+    capsys.readouterr()
+    boards = standings(make_engine(demo_db), LATER, n_boot=300)
+    assert len(boards.cohorts) == 4
+    for board in [c.rows for c in boards.cohorts] + [boards.overall.rename(columns={"model": "agent"})]:
+        rows = board.set_index("agent")
+        for name in ("always-0.5", REF_HALF):
+            assert 0.22 <= rows.at[name, "forecast_brier"] <= 0.25  # ≈ 0.25 (probabilistic outcomes pull it down)
+        assert rows.at[REF_MARKET, "kind"] == "reference"
+        for rec in board.to_dict("records"):  # every interval contains its point
+            if not math.isnan(rec["forecast_brier"]):
+                assert rec["forecast_brier_lo"] <= rec["forecast_brier"] <= rec["forecast_brier_hi"]
+            if not math.isnan(rec["brier_minus_market"]):
+                assert rec["brier_minus_market_lo"] <= rec["brier_minus_market"] <= rec["brier_minus_market_hi"]
+    overall = boards.overall.set_index("model")
+    gamer, sharp = overall.loc["metric-gamer"], overall.loc["oracle-sharp"]
+    # the headline ranks the gamer by its (noisy) forecasts: below the sharp oracle …
+    assert gamer["rank"] > sharp["rank"]
+    # … while seed 001's implied-confidence Brier is fooled into scoring it better than the sharp oracle
+    assert gamer["implied_brier"] < sharp["implied_brier"]
+    assert gamer["contradicting_bets"] > 0.3 > sharp["contradicting_bets"]  # and coherence gives it away
+    assert overall.loc["oracle-sharp", "tier"] < overall.loc["random", "tier"]
+
+
+def test_leaderboard_formats_and_rank_keys(demo_db, capsys):
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", demo_db, "--format", "json", "--bootstrap", "50"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"as_of", "rank_by", "cohorts", "overall"} and data["rank_by"] == "forecast_brier"
+    for c in data["cohorts"]:
+        assert set(c) == {"name", "status", "rows"}
+        for row in c["rows"]:
+            assert set(REQUIRED) <= set(row) and row["kind"] in ("llm", "baseline", "reference")
+        ref = next(r for r in c["rows"] if r["agent"] == REF_MARKET)
+        assert ref["pnl"] is None and ref["implied_brier"] is None  # missing is null, never 0
+    assert {"model", "n_cohorts"} <= set(data["overall"][0])
+
+    assert main(["leaderboard", "--db", demo_db, "--format", "csv", "--bootstrap", "50", "--rank-by", "pnl"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert list(rows[0])[:2] == ["cohort", "agent"] and set(JSON_FIELDS) <= set(rows[0])
+    assert {r["cohort"] for r in rows} == {c["name"] for c in data["cohorts"]} | {"overall"}
+    first = [r for r in rows if r["cohort"] == "overall"][0]
+    assert first["rank"] == "1" and float(first["pnl"]) == max(float(r["pnl"]) for r in rows
+                                                                 if r["cohort"] == "overall" and r["pnl"])
+    assert [r for r in rows if r["agent"] == REF_HALF][0]["pnl"] == ""
+
+    assert main(["leaderboard", "--db", demo_db, "--bootstrap", "50", "--as-of", "2026-01-05"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("== cohort-") == 1 and "open; ranked by forecast_brier" in text
+    assert "95% CI" in text and "S001 Brier" in text and "tier" in text
+
+
+def test_leaderboard_ranks_by_the_other_proper_scores_in_their_direction(demo_db, capsys):
+    capsys.readouterr()
+    for key, higher in (("log_score", False), ("spherical_score", True), ("irt_skill", True)):
+        assert main(["leaderboard", "--db", demo_db, "--format", "json", "--bootstrap", "30", "--rank-by", key]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["rank_by"] == key
+        for rows in [c["rows"] for c in data["cohorts"]] + [data["overall"]]:
+            values = [r[key] for r in rows if r[key] is not None]
+            assert len(values) >= 3 and values == sorted(values, reverse=higher)
+            assert rows[0]["rank"] == 1
+            for r in rows:  # every row with a scored forecast has all four, the references included
+                has = r["n_forecasts"] > 0
+                for col in ("log_score", "spherical_score", "brier_adjusted", "irt_skill"):
+                    assert (r[col] is not None) == has, (col, r)
+            if key != "irt_skill":
+                assert all(r["tier"] is not None for r in rows if r[key] is not None)
+            else:
+                assert all(r["tier"] is None for r in rows)  # fitted: no bootstrap tier
+    assert main(["leaderboard", "--db", demo_db, "--bootstrap", "30", "--rank-by", "brier_adjusted"]) == 0
+    text = capsys.readouterr().out
+    assert "adj-Brier" in text and "ranked by brier_adjusted" in text
+
+
+@pytest.mark.parametrize("args, choices", [(["--rank-by", "luck"], RANK_CHOICES), (["--format", "xml"],
+                                                                                      ("text", "csv", "json")),
+                                           (["--as-of", "yesterday"], ()), (["--bootstrap", "0"], ())])
+def test_leaderboard_bad_input_is_one_line(db_url, capsys, args, choices):
+    assert main(["leaderboard", "--db", db_url, *args]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert all(c in err for c in choices)
+
+
+def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
+    """The demo's forecaster-v2 is forecaster-v1 with a planted improvement (smaller persistent error), both
+    asked 3 times per decision: `arena compare` finds the effect with the right sign, net of replicate noise."""
+    capsys.readouterr()
+    assert main(["compare", "forecaster-v1", "forecaster-v2", "--db", demo_db, "--as-of", LATER.isoformat(),
+                 "--format", "json", "--bootstrap", "400"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["factor"] == "prompt version" and len(data["cohorts"]) == 4
+    brier = data["differences"]["forecast_brier"]
+    assert (brier["replicates_a"], brier["replicates_b"]) == (3, 3)
+    assert brier["lo"] <= brier["estimate"] <= brier["hi"] < 0  # B (the improved variant) forecasts better
+    assert brier["executed_lo"] <= brier["executed"] <= brier["executed_hi"]
+    assert 0 < brier["replicate_share"] < 1
+    assert data["sequence"]["n"] == brier["n"] > 200 and data["sequence"]["sign"] == -1
+    assert data["sequence"]["first_date"] is not None  # the confidence sequence excluded 0 on a known day
+    spread = {r["agent"]: r for r in data["spread"]}
+    assert spread["forecaster-v1"]["replicates"] == 3 and 0 < spread["forecaster-v1"]["p_sd"] < 0.2
+    assert spread["forecaster-v2"]["brier_min"] <= spread["forecaster-v2"]["brier_max"]
+    for metric in ("kelly_brier", "pnl"):
+        d = data["differences"][metric]
+        assert d["n"] == 0 or d["lo"] <= d["estimate"] <= d["hi"]
+    # the headline still scores one ask per seat: n equals the unreplicated seats'
+    overall = standings(make_engine(demo_db), LATER, n_boot=50).overall.set_index("model")
+    assert overall.at["forecaster-v1", "n_forecasts"] == overall.at["oracle-sharp", "n_forecasts"]
+    # text output, for a person
+    assert main(["compare", "forecaster-v1", "forecaster-v2", "--db", demo_db, "--as-of", LATER.isoformat(),
+                 "--bootstrap", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "forecaster-v2 vs forecaster-v1 (variant: prompt version)" in text
+    assert "forecast_brier" in text and "first excluded 0 on" in text and "run-to-run spread" in text
+
+
+def test_demo_statistics_page_shows_the_ablation_table(demo_db):
+    from arena.services.statistics import cohort_statistics
+    from arena.web.contexts import statistics_context
+
+    name = "cohort-2026-01-04"
+    st = cohort_statistics(make_engine(demo_db), LATER, [name], n_boot=100)[name]
+    page = statistics_context(LATER, st, 100)
+    tables = {t.title: t for t in page.tables}
+    ablation = tables["Ablations: variant vs base (B − A over shared questions)"]
+    rows = {r["metric"]: r for r in ablation.rows}
+    assert set(rows) == {"forecast_brier", "kelly_brier", "pnl"}
+    assert rows["forecast_brier"]["pair"] == "forecaster-v2 vs forecaster-v1"
+    assert rows["forecast_brier"]["lo"] <= rows["forecast_brier"]["estimate"] <= rows["forecast_brier"]["hi"]
+    spread = tables["Replicates: run-to-run spread"]
+    assert {r["agent"] for r in spread.rows} == {"forecaster-v1", "forecaster-v2"}

@@ -1,0 +1,85 @@
+"""The statistics page: the full pairwise difference / BH-adjusted p-value matrix of the headline as a heat table
+(every cell is the bootstrap's own number, coloured by its significance), and a reliability diagram per agent as
+an inline SVG whose points carry the bins' counts — all from `services.statistics`, nothing recomputed."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from arena.scoring.provisional import PROVISIONAL_RULE
+from arena.services.statistics import cohort_statistics
+from arena.web.contexts import statistics_context
+from arena.web.env import page_path, render_page
+
+N_BOOT = 200
+
+
+def _stats(sim_arena):  # type: ignore[no-untyped-def]
+    stats = cohort_statistics(sim_arena.engine, sim_arena.as_of, n_boot=N_BOOT)
+    name = sorted(stats)[0]
+    return stats[name], statistics_context(sim_arena.as_of, stats[name], N_BOOT)
+
+
+def test_pairwise_matrix_is_the_bootstraps_numbers_with_their_significance(sim_arena):
+    st, page = _stats(sim_arena)
+    res = st.bootstrap["forecast_brier"]
+    mx = page.matrices[0]
+    assert mx.title.startswith("Headline")
+    agents = list(mx.agents)
+    assert sorted(agents) == sorted(res.diff.index) and len(agents) >= 4
+    assert "always-0.5 (reference)" in agents and "market (reference)" in agents
+    assert agents == res.table["agent"].tolist()  # best first, as the bootstrap ranks them
+    n_sig = 0
+    for a, cells in mx.rows:
+        assert len(cells) == len(agents)
+        for b, c in zip(agents, cells):
+            if a == b:
+                assert c.css == "self"
+                continue
+            assert c.diff == res.diff.at[a, b] and c.p_adjusted == res.p_adjusted.at[a, b]
+            significant = res.p_adjusted.at[a, b] < res.alpha
+            assert (c.css != "ns") == significant
+            if significant:
+                n_sig += 1
+                assert c.css.startswith("sig-better" if res.diff.at[a, b] < 0 else "sig-worse")  # lower is better
+    assert n_sig > 0  # the simulated cohort has clearly different forecasters
+
+    text = render_page("statistics.html", page, page_path("statistics", st.cohort))
+    body = text[text.index('id="matrix-1"'):]
+    body = body[:body.index("</table>")]
+    assert body.count('<td class="cell') == len(agents) ** 2
+    first_row = mx.rows[0]
+    shown = re.findall(r'<td class="cell [^"]*"[^>]*>([^<]*)<br>', body)
+    assert shown[0] == f"{first_row[1][1].diff:+.3f}"
+    assert html.escape(PROVISIONAL_RULE, quote=False) in text
+
+
+def test_reliability_diagram_per_agent_with_bin_counts(sim_arena):
+    st, page = _stats(sim_arena)
+    rel = st.reliability[st.reliability["count"] > 0]
+    assert [c.title for c in page.reliability] == sorted(st.reliability["group"].unique())
+    text = render_page("statistics.html", page, page_path("statistics", st.cohort))
+    for chart in page.reliability:
+        bins = rel[rel["group"] == chart.title]
+        counts = sorted(int(n) for n in bins["count"])
+        labels = sorted(int(r.label) for r in chart.rules if r.css == "count")
+        assert labels == counts and len(chart.markers) == len(bins)
+        for m in chart.markers:  # points inside the plot box: observed frequency and forecast are in 0..1
+            assert chart.left <= m.x <= chart.right and chart.top <= m.y <= chart.bottom
+    assert text.count("<svg") == len(page.reliability) > 0
+
+
+def test_interim_bss_vs_market_is_not_shown_over_a_tiny_market_brier(sim_arena):
+    from arena.scoring.brier import BSS_MARKET_FLOOR
+    from arena.web.contexts import _guard_bss
+
+    rows = _guard_bss(({"agent": "a", "interim_market_brier": 2.5e-7, "interim_bss_vs_market": -2.59e33},
+                       {"agent": "b", "interim_market_brier": BSS_MARKET_FLOOR, "interim_bss_vs_market": 0.4},
+                       {"agent": "c", "interim_market_brier": None, "interim_bss_vs_market": 0.1}))
+    assert [r["interim_bss_vs_market"] for r in rows] == [None, 0.4, None]
+    st, page = _stats(sim_arena)
+    interim = next(t for t in page.tables if t.title.startswith("Interim"))
+    for r in interim.rows:  # every shown value lies in the metric's documented range
+        v = r.get("interim_bss_vs_market")
+        assert v is None or 1 - 1 / BSS_MARKET_FLOOR <= v <= 1
