@@ -2,6 +2,7 @@
 #   make demo   — installs into .venv, then runs the offline demo on SQLite (no network at run time, no keys)
 #   make test   — installs into .venv (with test extras), then runs the whole test suite
 # ARENA_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres make test  runs the suite on PostgreSQL.
+# make bench runs the PostgreSQL benchmarks against ARENA_BENCH_DATABASE_URL (default the local server), or skips them.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -34,6 +35,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_round.py
 	$(BIN)/python benchmarks/bench_render.py
 	$(BIN)/python benchmarks/validity.py --quick
+	$(BIN)/python benchmarks/validity_research.py --quick
+	$(BIN)/python benchmarks/bench_scale_pg.py
 
 clean:
 	rm -rf $(VENV) db/*.sqlite* .pytest_cache .hypothesis

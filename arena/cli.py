@@ -9,52 +9,86 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.cli_args import (DB_HELP, VENUES, ArenaArgumentParser, non_negative_int, parse_at, parse_day, port,
+                             positive_int)
+from arena.errors import ArenaError, InputError
+
+
+class _BadAt(ValueError):
+    """An --at/--from/--until value that is not an ISO time; the command prints one line and exits 2."""
+
+
+def _time_arg(text: str | datetime, flag: str = "--at") -> datetime:
+    """An ISO 8601 date or time given on the command line, as aware UTC (a naive value is taken as UTC); a value
+    the parser already made a datetime passes through."""
+    try:
+        t = text if isinstance(text, datetime) else datetime.fromisoformat(text)
+    except ValueError:
+        raise _BadAt(f"{flag} must be an ISO 8601 date or time in UTC (e.g. 2025-11-02 or 2025-11-02T00:05), "
+                     f"got {text!r}") from None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def _clock(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The clock of an operational command: fixed at --at when given, else the system clock."""
+    from arena.clock import FixedClock, SystemClock
+
+    at = getattr(args, "at", None)
+    return FixedClock(_time_arg(at)) if at else SystemClock()
+
+
+def _has_arena_data(engine) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the database already holds an arena (any cohort or market)."""
+    from sqlalchemy import func, select
+
+    from arena.store.tables import CohortRow, MarketRow
+
+    with engine.connect() as c:
+        return any(c.execute(select(func.count()).select_from(t)).scalar_one() for t in (CohortRow, MarketRow))
 
 
 def _demo(args: argparse.Namespace) -> int:
     from arena.agents.baselines import demo_lineup
     from arena.domain.sizing import CohortRules
-    from arena.report import LEGEND, cohort_report, overall_report
+    from arena.report import LEGEND, boards_report
     from arena.services.cohorts import LineupEntry
-    from arena.services.score import cohort_leaderboards, overall_leaderboard
     from arena.services.simulation import simulate
-    from arena.store.engine import DB_DIR, open_store
+    from arena.services.standings import standings
+    from arena.store.engine import data_dir, open_store
     from arena.venues.simulated import SimulatedUniverse
 
     started = time.perf_counter()
     if args.start is None:
-        args.start = "2025-11-02" if args.replay else "2026-01-04"
-    start = datetime.fromisoformat(args.start).replace(tzinfo=timezone.utc)
+        args.start = parse_day("2025-11-02" if args.replay else "2026-01-04")
+    start = datetime(args.start.year, args.start.month, args.start.day, tzinfo=timezone.utc)
     if start.weekday() != 6:
-        print(f"--start must be a Sunday (cohorts open Sunday 00:00 UTC), got {args.start}", file=sys.stderr)
-        return 2
-    url = args.db
-    if url is None:
-        path = DB_DIR / f"demo-seed{args.seed}.sqlite"
-        for p in DB_DIR.glob(f"demo-seed{args.seed}.sqlite*"):
-            p.unlink()  # the demo starts from an empty database unless --db names one
-        url = f"sqlite:///{path}"
-    engine = open_store(url)
+        sunday = start + timedelta(days=(6 - start.weekday()) % 7)
+        raise InputError(f"--start must be a Sunday (cohorts open Sunday 00:00 UTC), got {args.start} ({start:%A})",
+                         fix=f"e.g. --start {sunday:%Y-%m-%d}")
     rules = CohortRules(decision_weeks=args.decision_weeks)
     if args.replay:
         from arena.agents.baselines import replay_lineup
         from arena.services.simulation import ReplayTimeVenue
         from arena.venues.replay import ReplayVenue
 
-        replay = ReplayVenue.from_path(args.replay, skip_malformed=True)
+        replay = ReplayVenue.from_path(args.replay, skip_malformed=True)  # read before any database is touched
         venue: object = ReplayTimeVenue(replay)
         agents = replay_lineup(lambda mid: replay.record(mid).resolution, args.seed)
         until = start + timedelta(weeks=args.cohorts + args.decision_weeks, days=args.days)
         what = f"replay of {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped)"
     else:
         universe = SimulatedUniverse.generate(args.seed, start, weeks=args.cohorts + args.decision_weeks,
-                                              markets_per_week=args.markets_per_week)
+                                              markets_per_week=args.markets_per_week,
+                                              groups_per_week=args.groups_per_week)
         venue = universe
         agents = demo_lineup(universe, args.seed)
         until = universe.end + timedelta(days=1)
-        what = f"{len(universe)} simulated markets"
-    lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", "")}) for a in agents]
+        n_groups = len({m.group_id for m in universe.all_markets() if m.group_id})
+        what = f"{len(universe)} simulated markets ({n_groups} exclusive groups among them)"
+    from arena.agents.baselines import DEMO_ABLATION
+
+    lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", ""),
+                                                      **DEMO_ABLATION.get(a.name, {})}) for a in agents]
     if args.llm:
         import os
 
@@ -62,23 +96,35 @@ def _demo(args: argparse.Namespace) -> int:
 
         config = _load_config(args.config)
         if not config.llm_agents:
-            print("--llm: the configuration has no LLM agents ([[agents]] with kind = \"llm\"); see "
-                  "arena.example.toml and pass --config FILE", file=sys.stderr)
-            return 2
+            raise InputError("--llm: the configuration has no LLM agents ([[agents]] with kind = \"llm\")",
+                             fix="see arena.example.toml and pass --config FILE")
         missing = config.missing_keys(os.environ)
         if missing:
-            print("--llm: API keys are missing, so the LLM agents cannot run:", file=sys.stderr)
-            for agent, env in missing:
-                print(f"  {agent}: export {env}=<your key>", file=sys.stderr)
-            print("Keys are read only from the environment; they are never stored, logged or shown.",
-                  file=sys.stderr)
-            return 2
+            raise InputError("--llm: API keys are missing, so the LLM agents cannot run: "
+                             + ", ".join(f"{agent} needs {env}" for agent, env in missing),
+                             fix="export " + " ".join(f"{env}=<your key>" for _, env in missing)
+                             + " (keys are read only from the environment; never stored, logged or shown)")
         llm = agents_from_config(config, os.environ)
         for entry in config.llm_agents:
             agents.append(llm[entry.name])
             lineup.append(LineupEntry(entry.name, entry.kind, entry.model, entry.to_json()))
-    report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts, rules,  # type: ignore[arg-type]
-                      lineup, until, forecast_k=args.forecast_k)
+    url = args.db
+    if url is None:
+        path = data_dir() / f"demo-seed{args.seed}.sqlite"
+        for p in data_dir().glob(f"demo-seed{args.seed}.sqlite*"):
+            p.unlink()  # the demo starts from an empty database unless --db names one
+        url = f"sqlite:///{path}"
+    engine = open_store(url)  # only now: bad flags, files and keys above have written nothing
+    if args.db is not None and not args.force and _has_arena_data(engine):
+        raise InputError(f"{engine.url.render_as_string(hide_password=True)} already holds an arena (cohorts or "
+                         "markets); the demo would mix simulated cohorts into it",
+                         fix="name a new database with --db, or pass --force")
+    from arena.progress import Progress
+
+    with Progress((until - start).days + 1, "arena demo", unit="day") as bar:
+        report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,  # type: ignore[arg-type]
+                          rules, lineup, until, forecast_k=args.forecast_k,
+                          on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
     as_of = start + timedelta(days=report.days)
     print(f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
           f"× {len(agents)} scripted agents, {report.days} simulated days")
@@ -86,9 +132,7 @@ def _demo(args: argparse.Namespace) -> int:
           f"{report.settled} settlements, {report.refunded} refunds (voided markets); "
           f"completed cohorts: {len(report.completed)}/{len(report.cohorts)}")
     print()
-    print(cohort_report(cohort_leaderboards(engine, as_of)))
-    print()
-    print(overall_report(overall_leaderboard(engine, as_of)))
+    print(boards_report(standings(engine, as_of)))
     print()
     print(LEGEND)
     print(f"\ndatabase: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s)")
@@ -96,13 +140,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from arena.clock import FixedClock, SystemClock
     from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
     from arena.services import sync
     from arena.store.engine import open_store
     from arena.venues.http import VenueHTTP
 
-    engine = open_store(args.db)
+    clock = _clock(args)
     rules = UniverseRules(top_n=args.top, rank_by=args.rank_by, horizon_days=args.horizon_days,
                           exclude_keywords=tuple(args.exclude) if args.exclude is not None
                           else DEFAULT_EXCLUDED_KEYWORDS)
@@ -110,32 +153,45 @@ def _sync(args: argparse.Namespace) -> int:
         from arena.venues.replay import ReplayVenue
 
         if not args.file:
-            print("arena sync --venue replay needs --file", file=sys.stderr)
-            return 2
-        clock = FixedClock(datetime.fromisoformat(args.at)) if args.at else SystemClock()
-        report = sync.sync_replay(engine, ReplayVenue.from_path(args.file, skip_malformed=True), clock)
-    elif args.venue == "polymarket":
-        from arena.venues.polymarket import PolymarketClient
-
-        clock = SystemClock()
-        report = sync.sync_polymarket(engine, PolymarketClient(VenueHTTP(), clock=clock), clock, rules)
+            raise InputError("arena sync --venue replay needs the replay file",
+                             fix="pass --file FILE (JSON lines, e.g. written by `arena export replay`)")
+        replay = ReplayVenue.from_path(args.file, skip_malformed=True)  # read before any database is touched
+        if replay.skipped_count:
+            print(f"skipped {replay.skipped_count} malformed line(s) of {args.file}; first: {replay.skipped[0][1]}",
+                  file=sys.stderr)
+        print(f"arena sync: reading {args.venue} as of {clock.now():%Y-%m-%d %H:%M:%S} UTC …", flush=True)
+        report = sync.sync_replay(open_store(args.db), replay, clock)
     else:
-        from arena.venues.manifold import ManifoldClient
+        import httpx
 
-        clock = SystemClock()
-        report = sync.sync_manifold(engine, ManifoldClient(VenueHTTP(), clock=clock), clock, rules)
+        from arena.progress import Progress
+
+        engine = open_store(args.db)
+        print(f"arena sync: reading {args.venue} as of {clock.now():%Y-%m-%d %H:%M:%S} UTC …", flush=True)
+        # progress: one step per venue response (the number of pages is not known in advance)
+        with Progress(0, f"arena sync {args.venue}", unit="request") as bar, \
+                httpx.Client(follow_redirects=True,
+                             event_hooks={"response": [lambda r: bar.update(1, r.url.path)]}) as client:
+            http = VenueHTTP(client)
+            if args.venue == "polymarket":
+                from arena.venues.polymarket import PolymarketClient
+
+                report = sync.sync_polymarket(engine, PolymarketClient(http, clock=clock), clock, rules)
+            else:
+                from arena.venues.manifold import ManifoldClient
+
+                report = sync.sync_manifold(engine, ManifoldClient(http, clock=clock), clock, rules)
     print(report.line())
     if report.status != "ok":
-        print(f"sync failed: {report.error}", file=sys.stderr)
-        return 1
+        raise ArenaError(f"sync failed: {report.error}", fix="check the network and the venue's status, then retry")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
     from arena.services.export import export_replay, export_tables
-    from arena.store.engine import open_store
+    from arena.store.engine import open_existing_store
 
-    engine = open_store(args.db)
+    engine = open_existing_store(args.db)
     if args.what == "replay":
         report = export_replay(engine, args.out)
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
@@ -157,32 +213,50 @@ def _load_config(path: str | None):  # type: ignore[no-untyped-def]
     return default_config()
 
 
-def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore[no-untyped-def]
     import os
 
-    from arena.store.engine import open_store
-    from jobs.runtime import Runtime, configure
+    from arena.store.engine import open_existing_store, open_store
+    from arena.jobs.runtime import Runtime, configure
 
     config = _load_config(getattr(args, "config", None))
+    if "replay" in (getattr(args, "venue", None) or ()) and not getattr(args, "replay", None):
+        raise InputError("--venue replay needs the replay file", fix="pass --replay FILE")
+    clock = _clock(args)
     mark = config.schedule.overrides().get("mark")
     mark_every = timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
     venues = tuple(getattr(args, "venue", None) or ("polymarket", "manifold"))
     return configure(Runtime(
-        engine=open_store(args.db), config=config, site_dir=Path(args.site) if getattr(args, "site", None) else None,
+        engine=(open_existing_store if read_only else open_store)(args.db), clock=clock, config=config,
+        site_dir=Path(args.site) if getattr(args, "site", None) else None,
         mark_every=mark_every, environ=dict(os.environ), sync_venues=venues,
         replay_path=Path(args.replay) if getattr(args, "replay", None) else None,
+        backup_dir=Path(args.backup_dir) if getattr(args, "backup_dir", None) else None,
     ))
 
 
 def _cohort(args: argparse.Namespace) -> int:
-    from arena.clock import SystemClock
-    from arena.services.lifecycle import start_current_cohort
+    from arena.services.cohorts import week_start
+    from arena.services.lifecycle import check_universe, start_current_cohort
     from arena.store.engine import open_store
 
+    try:
+        now = _clock(args).now()
+    except _BadAt as exc:
+        print(exc, file=sys.stderr)
+        return 2
     config = _load_config(args.config)
-    name, created = start_current_cohort(open_store(args.db), SystemClock().now(), config)
-    print(f"{name}: {'opened' if created else 'already open (nothing changed)'}; lineup: "
-          + ", ".join(a.name for a in config.lineup))
+    engine = open_store(args.db)
+    universe = check_universe(engine, now)
+    if universe.size == 0 and not args.allow_empty:
+        print(f"cohort start: the universe is empty at {now:%Y-%m-%d %H:%M} UTC — {universe.missing_sync_hint()}; "
+              "or pass --allow-empty to open it anyway", file=sys.stderr)
+        return 1
+    name, created = start_current_cohort(engine, now, config)
+    print(f"{name} (week of {week_start(now):%Y-%m-%d}): {'opened' if created else 'already open (nothing changed)'}; "
+          f"universe: {universe.size} markets ("
+          + (", ".join(f"{v} {n}" for v, n in sorted(universe.by_venue.items())) or "none")
+          + "); lineup: " + ", ".join(a.name for a in config.lineup))
     return 0
 
 
@@ -190,34 +264,81 @@ def _round(args: argparse.Namespace) -> int:
     import os
     from collections import Counter
 
-    from arena.clock import SystemClock
-    from arena.services.lifecycle import decision_round
+    from arena.services.lifecycle import RetryPolicy, deciding_cohorts, decision_round, pending
     from arena.store.engine import open_store
 
+    clock = _clock(args)
+    now = clock.now()
     config = _load_config(args.config)
     missing = config.missing_keys(os.environ)
     for agent, env in missing:
         print(f"warning: {agent} has no API key (set {env}); its decisions will be recorded as failed",
               file=sys.stderr)
-    rounds = decision_round(open_store(args.db), SystemClock().now(), config, os.environ)
+    engine = open_store(args.db)
+    deciding = deciding_cohorts(engine, now, config.cohort.newest_cohorts)
+    print(f"arena round at {now:%Y-%m-%d %H:%M} UTC: {len(deciding)} cohort(s) deciding …", flush=True)
+    from arena.progress import Progress
+
+    with Progress(len(deciding), "arena round", unit="cohort", every=1) as bar:
+        rounds = decision_round(engine, now, config, os.environ, books=_live_books(clock),
+                                retry_failed=args.retry_failed,
+                                on_cohort=lambda name, outs: bar.update(1, f"{name}: {len(outs)} decisions"))
     if not rounds:
         print("no cohort is in its decision window (run `arena cohort start` first)")
     for cohort, outs in rounds.items():
-        print(f"{cohort}: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(o.status for o in outs).items())))
+        counts = Counter(o.status for o in outs)
+        done = counts.pop("skipped", 0)
+        line = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"
+        print(f"{cohort}: {line}" + (f"; already decided {done}" if done else ""))
+    left = pending(rounds, RetryPolicy.of(config, now), now)
+    if left:
+        print(f"{left} decision(s) failed or are in progress elsewhere: later ticks of the decision_round job "
+              f"retry them (or run `arena round --retry-failed`)")
     return 0
 
 
-def _jobs(args: argparse.Namespace) -> int:
-    from jobs.scheduler import JOB_MODULES, build_scheduler, run_now
+def _live_books(clock):  # type: ignore[no-untyped-def]
+    """The Polymarket CLOB's live books (the client built on first use) for a decision made now; None on a
+    simulated clock, whose decisions must not see today's book."""
+    from arena.clock import SystemClock
 
-    rt = _runtime(args)
+    if not isinstance(clock, SystemClock):
+        return None
+    client = []
+
+    def book(token_id: str):  # type: ignore[no-untyped-def]
+        if not client:
+            from arena.venues.http import VenueHTTP
+            from arena.venues.polymarket import PolymarketClient
+
+            client.append(PolymarketClient(VenueHTTP(), clock=clock))
+        return client[0].book(token_id)
+
+    return book
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from arena.jobs.scheduler import JOB_MODULES, build_scheduler, run_now
+
     if args.action == "run":
         if args.name not in JOB_MODULES:
-            print(f"unknown job {args.name!r}; jobs: {', '.join(JOB_MODULES)}", file=sys.stderr)
-            return 2
+            what = f"unknown job {args.name!r}" if args.name else "`arena jobs run` needs a job name"
+            raise InputError(what, fix=f"name one of: {', '.join(JOB_MODULES)}")
+        if args.name == "render" and not args.site:
+            raise InputError("`arena jobs run render` has no site to render, so it would do nothing",
+                             fix="pass --site DIR (or use `arena render --out DIR`)")
+    elif args.name:
+        raise InputError(f"`arena jobs list` takes no job name (got {args.name!r})",
+                         fix=f"run `arena jobs run {args.name}` to run it now")
+    rt = _runtime(args, read_only=args.action == "list")
+    if args.action == "run":
+        if args.name == "decision_round":
+            for agent, env in rt.config.missing_keys(rt.environ):
+                print(f"warning: {agent} has no API key (set {env}); its decisions will be recorded as failed",
+                      file=sys.stderr)
         out = run_now(args.name)
         print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}{(' ' + out.error) if out.error else ''}")
-        return 0 if out.status in ("ok", "skipped") else 1
+        return 0 if out.status in ("ok", "skipped", "incomplete") else 1
     from arena.services.operations import recent_runs
 
     sch = build_scheduler(rt, manual=True, schedule=rt.config.schedule.overrides())
@@ -237,17 +358,107 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _missing_keys_refused(config, what: str, override: str) -> bool:  # type: ignore[no-untyped-def]
+    """Print which agents' key variables are unset (True: refuse to start)."""
+    import os
+
+    missing = config.missing_keys(os.environ)
+    if not missing:
+        return False
+    raise InputError(f"{what}: API keys are missing, so these agents' decisions would all fail: "
+                     + ", ".join(f"{agent} needs {env}" for agent, env in missing),
+                     fix="export " + " ".join(f"{env}=<your key>" for env in dict.fromkeys(e for _, e in missing))
+                     + f" (keys are read only from the environment), or pass {override}")
+
+
 def _scheduler(args: argparse.Namespace) -> int:
-    from jobs.scheduler import build_scheduler
+    from arena.jobs.scheduler import build_scheduler
 
     rt = _runtime(args)
-    sch = build_scheduler(rt, schedule=rt.config.schedule.overrides())
+    if not args.allow_missing_keys:
+        _missing_keys_refused(rt.config, "arena scheduler", "--allow-missing-keys")
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    sch = build_scheduler(rt, schedule=rt.config.schedule.overrides(), log=log)
     print(f"arena scheduler: {len(sch.get_jobs())} jobs, job store in "
-          f"{rt.engine.url.render_as_string(hide_password=True)}; Ctrl-C stops it")
+          f"{rt.engine.url.render_as_string(hide_password=True)}; Ctrl-C stops it", flush=True)
+    for job in sorted(sch.get_jobs(), key=lambda j: j.id):
+        print(f"  {job.id:<16} {job.trigger}", flush=True)
+    print("each job logs one line when it starts and one when it ends (outcome, counts, next run)", flush=True)
+    import signal
+
+    from arena.web.render import end_children
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill` stops it as cleanly as Ctrl-C
     try:
         sch.start()
     except (KeyboardInterrupt, SystemExit):
         pass
+    finally:  # every child it started ends with it, and its database sessions close
+        if sch.running:
+            sch.shutdown(wait=False)  # a job still running keeps its claim until its lease expires
+        end_children()
+        rt.engine.dispose()
+    return 0
+
+
+def _replay_run(args: argparse.Namespace) -> int:
+    """`arena replay run FILE --from D --until D`: the scheduler's jobs on a simulated clock over a replay file."""
+    import dataclasses
+    import os
+
+    from arena.clock import FixedClock
+    from arena.progress import Progress
+    from arena.store.engine import data_dir, open_store
+    from arena.venues.replay import ReplayVenue
+    from arena.jobs.runtime import Runtime, configure
+    from arena.jobs.simulated import replay_schedule, run_simulated
+
+    started = time.perf_counter()
+    try:
+        start, until = _time_arg(args.start, "--from"), _time_arg(args.until, "--until")
+    except _BadAt as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if until <= start:
+        raise InputError(f"--until ({until:%Y-%m-%d %H:%M}) must be after --from ({start:%Y-%m-%d %H:%M})",
+                         fix="give a later --until")
+    config = _load_config(args.config)
+    if args.baselines_only:
+        config = dataclasses.replace(config, agents=tuple(a for a in config.agents if not a.is_llm))
+    else:
+        _missing_keys_refused(config, "arena replay run", "--baselines-only")
+    replay = ReplayVenue.from_path(args.file, skip_malformed=True)
+    url = args.db
+    if url is None:
+        path = data_dir() / "replay.sqlite"
+        for p in data_dir().glob("replay.sqlite*"):
+            p.unlink()  # like the demo: a fresh database unless --db names one
+        url = f"sqlite:///{path}"
+    engine = open_store(url)
+    if args.db is not None and not args.force and _has_arena_data(engine):
+        raise InputError(f"{engine.url.render_as_string(hide_password=True)} already holds an arena (cohorts or "
+                         "markets)", fix="name a new database with --db, or pass --force to continue on it")
+    clock = FixedClock(start)
+    rt = configure(Runtime(engine=engine, clock=clock, config=config, environ=dict(os.environ),
+                           site_dir=Path(args.site) if args.site else None, sync_venues=("replay",),
+                           clients={"replay": replay}, replay_path=Path(args.file)))
+    print(f"arena replay run: {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped), "
+          f"{start:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, lineup: "
+          + ", ".join(a.name for a in config.lineup), flush=True)
+    only = ("sync", "cohort_start", "decision_round", "mark", "settle")
+    with Progress((until.date() - start.date()).days + 1, "arena replay run", unit="day") as bar:
+        run = run_simulated(rt, clock, start, until, schedule=replay_schedule(config.schedule.overrides()), only=only,
+                            on_day=lambda day, r: bar.update(1, f"{day:%Y-%m-%d}, {r.runs.total()} job runs"))
+    print(f"{run.days} simulated days; job runs: "
+          + ", ".join(f"{job} {status} {n}" for (job, status), n in sorted(run.runs.items())))
+    if run.failures:
+        print(f"{len(run.failures)} failed job runs (retried by the next tick of the same period), first: "
+              f"{run.failures[0]}", file=sys.stderr)
+    print(f"database: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s); "
+          f"`arena render --out DIR --db URL --at T` shows the standings at any simulated time")
     return 0
 
 
@@ -265,88 +476,183 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _leaderboard(args: argparse.Namespace) -> int:
-    from arena.report import LEGEND, cohort_report, overall_report
-    from arena.services.score import cohort_leaderboards, overall_leaderboard
+def _compact(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from arena.clock import SystemClock
+    from arena.services.compaction import compact_snapshots
     from arena.store.engine import open_store
 
-    engine = open_store(args.db)
-    now = datetime.now(timezone.utc)
-    board = cohort_leaderboards(engine, now, args.cohort or None)
-    if board.empty:
+    report = compact_snapshots(open_store(args.db), SystemClock().now(), timedelta(days=args.retention_days),
+                               dry_run=args.dry_run)
+    print(("dry run: " if args.dry_run else "") + report.line())
+    return 0
+
+
+FORMATS = ("text", "csv", "json")
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.report import LEGEND, boards_report
+    from arena.scoring.board import RANK_CHOICES
+    from arena.services.standings import boards_csv, boards_json, standings
+    from arena.store.engine import open_existing_store
+
+    if args.format not in FORMATS:
+        print(f"arena leaderboard: unknown --format {args.format!r}; choose from {', '.join(FORMATS)}",
+              file=sys.stderr)
+        return 2
+    rank_by = args.rank_by or _load_config(args.config).leaderboard.rank_by
+    if rank_by not in RANK_CHOICES:
+        print(f"arena leaderboard: unknown --rank-by {rank_by!r}; choose from {', '.join(RANK_CHOICES)}",
+              file=sys.stderr)
+        return 2
+    if args.bootstrap < 1:
+        print(f"arena leaderboard: --bootstrap must be at least 1 draw, got {args.bootstrap}", file=sys.stderr)
+        return 2
+    as_of = args.as_of or datetime.now(timezone.utc)
+    boards = standings(open_existing_store(args.db), as_of, rank_by=rank_by, cohort_names=args.cohort or None,
+                       n_boot=args.bootstrap, seed=args.seed, track=args.track)
+    if args.format == "json":
+        print(json.dumps(boards_json(boards), indent=2))
+        return 0
+    if args.format == "csv":
+        sys.stdout.write(boards_csv(boards))
+        return 0
+    if not boards.cohorts:
         print("no cohorts yet")
         return 0
-    print(cohort_report(board))
-    if not args.cohort:
-        print()
-        print(overall_report(overall_leaderboard(engine, now)))
+    print(boards_report(boards, overall=not args.cohort))
     print()
     print(LEGEND)
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.services.ablation import compare, compare_text
+    from arena.store.engine import open_existing_store
+
+    if args.format not in FORMATS or args.format == "csv":
+        print(f"arena compare: unknown --format {args.format!r}; choose from text, json", file=sys.stderr)
+        return 2
+    as_of = args.as_of or datetime.now(timezone.utc)
+    engine = open_existing_store(args.db)
+    try:
+        result = compare(engine, args.a, args.b, as_of, args.cohort or None, n_boot=args.bootstrap, seed=args.seed)
+    finally:
+        engine.dispose()  # a read-only command leaves no SQLite -wal/-shm files behind
+    print(json.dumps(result.to_json(), indent=2) if args.format == "json" else compare_text(result))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena", description="Paper-trading arena for forecasting agents.")
+    from arena.config import KNOWN_JOBS
+
+    JOB_NAMES = (*KNOWN_JOBS, "render")  # the scheduler's jobs (arena.jobs.scheduler.JOB_MODULES) without its imports
+    p = ArenaArgumentParser(prog="arena", description="Paper-trading arena for forecasting agents. Databases are "
+                            "written in the data directory (ARENA_DATA_DIR, else ./db) unless --db names one.")
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("demo", help="run simulated weekly cohorts of scripted agents offline and print leaderboards")
-    d.add_argument("--seed", type=int, default=7)
-    d.add_argument("--cohorts", type=int, default=4, help="weekly cohorts to open")
-    d.add_argument("--decision-weeks", type=int, default=4, help="weekly decision rounds per cohort")
-    d.add_argument("--markets-per-week", type=int, default=30)
-    d.add_argument("--forecast-k", type=int, default=20, help="markets every agent forecasts each round")
-    d.add_argument("--start", default=None,
+    d.add_argument("--seed", type=int, default=7, help="seed of the simulated markets and the scripted agents")
+    d.add_argument("--cohorts", type=positive_int, default=4, help="weekly cohorts to open")
+    d.add_argument("--decision-weeks", type=positive_int, default=4, help="weekly decision rounds per cohort")
+    d.add_argument("--markets-per-week", type=positive_int, default=30, help="simulated markets opened each week")
+    d.add_argument("--groups-per-week", type=non_negative_int, default=2,
+                   help="exclusive groups (2-4 binary members, exactly one resolves YES) opened each week")
+    d.add_argument("--forecast-k", type=positive_int, default=20, help="markets every agent forecasts each round")
+    d.add_argument("--start", default=None, type=parse_day,
                    help="first cohort's Sunday (UTC; default 2026-01-04, or 2025-11-02 with --replay)")
     d.add_argument("--replay", default=None, metavar="FILE",
                    help="run the cohorts on recorded markets (replay JSON lines) instead of the simulator")
-    d.add_argument("--days", type=int, default=120, help="with --replay: days to run after the last decision")
-    d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh SQLite file under db/)")
+    d.add_argument("--days", type=non_negative_int, default=120,
+                   help="with --replay: days to run after the last decision")
+    d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh "
+                   "demo-seed<SEED>.sqlite in the data directory: ARENA_DATA_DIR, else ./db)")
     d.add_argument("--llm", action="store_true", help="add the configured LLM agents (their keys must be set)")
     d.add_argument("--config", default=None, help="with --llm: the arena TOML (default ./arena.toml)")
+    d.add_argument("--force", action="store_true",
+                   help="with --db: run even if that database already holds an arena (cohorts or markets)")
     d.set_defaults(func=_demo)
 
     sy = sub.add_parser("sync", help="bring a venue's markets, prices and resolutions into the database")
-    sy.add_argument("--venue", required=True, choices=["polymarket", "manifold", "replay"])
+    sy.add_argument("--venue", required=True, choices=VENUES, help="the venue to read")
     sy.add_argument("--file", default=None, help="with --venue replay: the replay JSON-lines file")
-    sy.add_argument("--at", default=None, help="with --venue replay: the simulated time (ISO, UTC; default now)")
-    sy.add_argument("--top", type=int, default=100, help="markets in the universe")
-    sy.add_argument("--rank-by", default="volume_24h", choices=["volume_24h", "liquidity", "volume"])
-    sy.add_argument("--horizon-days", type=int, default=60, help="leave out markets closing later than this")
+    sy.add_argument("--at", default=None, type=parse_at,
+                    help="the time the sync runs at (ISO, UTC; default now) — for a replay, what is visible then")
+    sy.add_argument("--top", type=positive_int, default=100, help="markets in the universe")
+    sy.add_argument("--rank-by", default="volume_24h", choices=["volume_24h", "liquidity", "volume"],
+                    help="what the universe's top markets are ranked by")
+    sy.add_argument("--horizon-days", type=positive_int, default=60, help="leave out markets closing later than this")
     sy.add_argument("--exclude", action="append", default=None, metavar="KEYWORD",
                     help="leave out markets whose question contains KEYWORD (repeatable; replaces the defaults)")
-    sy.add_argument("--db", default=None)
+    sy.add_argument("--db", default=None, help=DB_HELP)
     sy.set_defaults(func=_sync)
 
     ex = sub.add_parser("export", help="export CSV (fills, decisions, snapshots, scores) or a replay file")
-    ex.add_argument("what", nargs="?", default="csv", choices=["csv", "replay"])
+    ex.add_argument("what", nargs="?", default="csv", choices=["csv", "replay"],
+                    help="csv: tables of the arena (default); replay: its markets as a replay JSON-lines file")
     ex.add_argument("--out", required=True, help="a directory for csv, a file for replay")
     ex.add_argument("--cohort", default=None, help="csv: only this cohort")
-    ex.add_argument("--db", default=None)
+    ex.add_argument("--db", default=None, help=DB_HELP)
     ex.set_defaults(func=_export)
 
     co = sub.add_parser("cohort", help="cohort lifecycle")
-    co.add_argument("action", choices=["start"])
+    co.add_argument("action", choices=["start"], help="start: open this week's cohort")
     co.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
-    co.add_argument("--db", default=None)
+    co.add_argument("--db", default=None, help=DB_HELP)
+    co.add_argument("--at", default=None, type=parse_at, help="open the cohort of the week containing this time (ISO, UTC; "
+                    "default now)")
+    co.add_argument("--allow-empty", action="store_true",
+                    help="open the cohort even if no synced market is tradable (it would trade nothing)")
     co.set_defaults(func=_cohort)
 
     rd = sub.add_parser("round", help="run the decision round now for the newest open cohorts")
-    rd.add_argument("--config", default=None)
-    rd.add_argument("--db", default=None)
+    rd.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
+    rd.add_argument("--db", default=None, help=DB_HELP)
+    rd.add_argument("--retry-failed", action="store_true",
+                    help="try failed decisions of the round again now, whatever the retry window and attempts")
+    rd.add_argument("--at", default=None, type=parse_at, help="decide as of this time (ISO, UTC; default now)")
     rd.set_defaults(func=_round)
 
     jb = sub.add_parser("jobs", help="list scheduled jobs, or run one now")
-    jb.add_argument("action", choices=["list", "run"])
-    jb.add_argument("name", nargs="?", default=None)
+    jb.add_argument("action", choices=["list", "run"], help="list: the jobs and their last runs; run: one job now")
+    jb.add_argument("name", nargs="?", default=None, metavar="JOB",
+                    help="run: the job, one of " + ", ".join(JOB_NAMES))
     for p_ in (jb, sub.add_parser("scheduler", help="run every job on its schedule, in the foreground")):
-        p_.add_argument("--config", default=None)
-        p_.add_argument("--db", default=None)
+        p_.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
+        p_.add_argument("--db", default=None, help=DB_HELP)
         p_.add_argument("--site", default=None, help="render the static site here after each job")
-        p_.add_argument("--venue", action="append", choices=["polymarket", "manifold", "replay"],
-                        help="venues the sync job reads (default: polymarket and manifold)")
-        p_.add_argument("--replay", default=None, help="the replay file, with --venue replay")
+        p_.add_argument("--venue", action="append", choices=VENUES,
+                        help="venues the sync job reads (repeatable; default: polymarket and manifold)")
+        p_.add_argument("--replay", default=None, metavar="FILE", help="the replay file, with --venue replay")
+        p_.add_argument("--backup-dir", default=None,
+                        help="where the backup job writes (default: backups/ beside a SQLite database)")
+    jb.add_argument("--at", default=None, type=parse_at, help="run: the job's clock (ISO, UTC; default now) — it runs the period "
+                    "containing that time")
+    sub.choices["scheduler"].add_argument("--allow-missing-keys", action="store_true",
+                                          help="start even if some LLM agents' API key variables are unset")
     jb.set_defaults(func=_jobs)
     sub.choices["scheduler"].set_defaults(func=_scheduler)
+
+    rp = sub.add_parser("replay", help="run the arena's scheduled jobs on a simulated clock through a replay file")
+    rps = rp.add_subparsers(dest="replay_action", required=True)
+    rr = rps.add_parser("run", help="sync, cohort start, decision round, mark and settle on their schedules, "
+                        "from --from to --until, over the recorded markets")
+    rr.add_argument("file", help="the replay JSON-lines file")
+    rr.add_argument("--from", dest="start", required=True, type=parse_at, help="simulated start (ISO date or time, UTC)")
+    rr.add_argument("--until", required=True, type=parse_at, help="simulated end, inclusive (ISO date or time, UTC)")
+    rr.add_argument("--config", default=None, help="arena TOML: lineup, rules, schedule (default ./arena.toml)")
+    rr.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh replay.sqlite in the data "
+                    "directory: ARENA_DATA_DIR, else ./db)")
+    rr.add_argument("--site", default=None, help="render the static site here (once per simulated day)")
+    rr.add_argument("--baselines-only", action="store_true", help="leave the LLM agents out (no keys needed)")
+    rr.add_argument("--force", action="store_true", help="with --db: continue on a database that holds an arena")
+    rr.set_defaults(func=_replay_run)
 
     from arena.cli_web import configure_render_parser, configure_serve_parser
 
@@ -354,32 +660,106 @@ def parser() -> argparse.ArgumentParser:
     configure_serve_parser(sub.add_parser("serve", help="serve the leaderboard pages live from the database"))
 
     s = sub.add_parser("score", help="score an external forecast file (CSV or JSON lines)")
-    s.add_argument("file")
+    s.add_argument("file", help="the forecasts: CSV or JSON lines (see the README for the columns)")
     s.add_argument("--out", default=None, help="write CSV here instead of stdout")
     s.add_argument("--leave-one-out", action="store_true", help="aggregate the other forecasters only")
-    s.add_argument("--bootstrap", type=int, default=0, metavar="N",
+    s.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
                    help="add intervals, significance tiers, P(first) and calibration from N paired draws")
     s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     s.set_defaults(func=_score)
 
     m = sub.add_parser("migrate", help="create or upgrade the database schema")
-    m.add_argument("--db", default=None, help="SQLAlchemy URL (default: ARENA_DATABASE_URL or db/arena.sqlite)")
+    m.add_argument("--db", default=None, help=DB_HELP)
     m.set_defaults(func=_migrate)
 
-    lb = sub.add_parser("leaderboard", help="print the leaderboards of a database")
-    lb.add_argument("--db", default=None)
+    cp = sub.add_parser("compact", help="thin old snapshots of settled markets to daily, keeping every price used")
+    cp.add_argument("--retention-days", type=positive_int, default=30, help="keep every snapshot younger than this")
+    cp.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
+    cp.add_argument("--db", default=None, help=DB_HELP)
+    cp.set_defaults(func=_compact)
+
+    lb = sub.add_parser("leaderboard", help="print the leaderboards of a database (text, CSV or JSON)")
+    lb.add_argument("--db", default=None, help=DB_HELP)
     lb.add_argument("--cohort", action="append", help="only this cohort (repeatable)")
+    lb.add_argument("--as-of", default=None, metavar="T", type=parse_at,
+                    help="the boards from the facts recorded up to T (ISO, UTC; default now)")
+    lb.add_argument("--rank-by", default=None, metavar="METRIC",
+                    help="rank key, e.g. forecast_brier, brier_minus_market, pnl, return_pct (an unknown one is refused "
+                         "with the full list; default: [leaderboard] rank_by of the config, else forecast_brier)")
+    lb.add_argument("--format", default="text", choices=FORMATS, help="output format")
+    lb.add_argument("--config", default=None, help="arena TOML (default ./arena.toml, else built-in defaults)")
+    lb.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap draws of the intervals")
+    lb.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
+    lb.add_argument("--track", choices=["model", "agent"], default=None,
+                    help="only the agents of this track: model (no tools) or agent (with tools)")
     lb.set_defaults(func=_leaderboard)
+
+    cp = sub.add_parser("compare", help="B vs A over their shared questions: paired differences with intervals")
+    cp.add_argument("a", metavar="A", help="the base agent (a lineup name)")
+    cp.add_argument("b", metavar="B", help="the agent compared with it (e.g. its variant)")
+    cp.add_argument("--db", default=None, help=DB_HELP)
+    cp.add_argument("--cohort", action="append", help="only this cohort (repeatable; default: every cohort "
+                                                      "holding both)")
+    cp.add_argument("--as-of", default=None, metavar="T", type=parse_at,
+                    help="from the facts recorded up to T (ISO, UTC; default now)")
+    cp.add_argument("--format", default="text", metavar="FORMAT", help="text (default) or json")
+    cp.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap draws")
+    cp.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
+    cp.set_defaults(func=_compare)
+
+    _describe_subcommands(p)
     return p
 
 
+def _describe_subcommands(p: argparse.ArgumentParser) -> None:
+    """Each subcommand's --help opens with the one-line description `arena --help` lists for it."""
+    for action in p._subparsers._group_actions if p._subparsers else ():  # type: ignore[attr-defined]
+        for choice in getattr(action, "_choices_actions", ()):
+            sub = action.choices[choice.dest]
+            sub.description = sub.description or choice.help
+            _describe_subcommands(sub)
+
+
+def _fail(problem: str, fix: str, code: int) -> int:
+    """Print ONE line `arena: <problem> — <fix>` on stderr and return the exit code."""
+    line = " ".join((f"{problem} — {fix}" if fix else problem).split())  # newlines in a cause stay off stderr
+    print(f"arena: {line[:2000]}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    """Run one command; return its exit code. The one boundary where expected failures become one line on
+    stderr (`arena: <problem> — <fix>`) and exit 1 (the world failed) or 2 (the input was wrong); anything else
+    is a bug and keeps its traceback."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0), or a usage error already printed on one line (2)
+        return exc.code if isinstance(exc.code, int) else 0
     try:
         return int(args.func(args) or 0)
-    except ArenaError as exc:  # the one boundary where arena errors become messages and exit codes
-        print(f"arena: {exc.reason}: {exc}", file=sys.stderr)
+    except ArenaError as exc:
+        return _fail(exc.message, exc.fix, exc.exit_code)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        return _fail(f"bad database URL or driver: {exc}", "give an SQLAlchemy URL like sqlite:///FILE or "
+                                                           "postgresql://user@host/dbname", 2)
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None and str(exc.orig).strip() else "?"
+        return _fail(f"the database failed: {reason}", "check that it is reachable and not locked, then retry", 1)
+    except UnicodeDecodeError as exc:
+        return _fail(f"a file is not UTF-8 text ({exc.reason} at byte {exc.start})", "save it as UTF-8", 2)
+    except BrokenPipeError:  # the reader went away (`arena leaderboard | head`): stop quietly, as a filter does
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
         return 1
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        return _fail(f"cannot use{where}: {exc.strerror or exc}", "check the path and its permissions", 1)
+    except (ValueError, RecursionError) as exc:
+        return _fail(f"bad input: {exc}", "see `arena --help` and the README", 2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 
 class ArenaError(Exception):
-    """Base of every error the arena raises on purpose. `reason` is a short machine-readable code."""
+    """Base of every error the arena raises on purpose. `reason` is a short machine-readable code; `fix` says
+    what the user can do about it (the CLI prints ``arena: <message> — <fix>``); `exit_code` is the CLI's exit
+    status: 2 when the input was wrong, 1 when the world failed (a database down, a port taken)."""
 
     reason: str = "error"
+    exit_code: int = 1
 
-    def __init__(self, message: str, *, reason: str | None = None, **data: object) -> None:
+    def __init__(self, message: str, *, reason: str | None = None, fix: str = "", **data: object) -> None:
         super().__init__(message)
         if reason is not None:
             self.reason = reason
+        self.fix = fix
         self.data = data
 
     @property
@@ -35,6 +39,7 @@ class ParseError(ArenaError):
     """A venue payload or model reply could not be parsed; `field` names what was wrong."""
 
     reason = "parse"
+    exit_code = 2
 
     def __init__(self, message: str, *, field: str = "", **data: object) -> None:
         super().__init__(f"{field}: {message}" if field else message, **data)
@@ -51,3 +56,25 @@ class ConfigError(ArenaError):
     """The arena's configuration is missing or inconsistent."""
 
     reason = "config"
+    exit_code = 2
+
+
+class InputError(ArenaError):
+    """A command's input is wrong: an argument out of range, a file that is not what it should be."""
+
+    reason = "input"
+    exit_code = 2
+
+
+class StoreError(ArenaError):
+    """The database cannot be used: a URL that is not one, an unknown driver, a server that does not answer, a
+    database a read-only command expected but that does not exist."""
+
+    reason = "store"
+
+
+class DatabaseURLError(StoreError):
+    """The database URL cannot be used: not a URL, or a driver that is unknown or not installed."""
+
+    reason = "database_url"
+    exit_code = 2

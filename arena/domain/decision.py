@@ -37,8 +37,10 @@ Action = Bet | Sell
 class ModelCall:
     """One attempt at asking a model (the first, or a repair): everything needed to audit and re-cost it.
 
-    Stored for every attempt, failed or not. `served_model` is the model id the endpoint says it served;
-    `cost_usd` is computed from the lineup's token prices; `latency_s` is wall time of the HTTP exchange.
+    Stored for every attempt, failed or not. `served_model` is the model id the endpoint says it served and
+    `provider` the upstream provider it names (OpenRouter's `provider` field; None when not given); `cost_usd`
+    is the cost the provider reported (OpenRouter's `usage.cost`, USD) when it did, else computed from the
+    lineup's token prices; `latency_s` is wall time of the HTTP exchange.
     """
 
     attempt: int
@@ -52,6 +54,9 @@ class ModelCall:
     latency_s: float | None = None
     served_model: str = ""
     prompt_version: str = ""
+    provider: str | None = None
+    # The tool calls this reply asked for and the results sent back (`agents.tools.ToolCallRecord.to_json()`).
+    tool_calls: tuple[Mapping[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,8 @@ class Decision:
     """One agent's round. No actions means HOLD. `forecasts` maps market id → stated P(YES).
 
     `calls` is the transcript of model calls that produced it (empty for scripted agents); `error` says why a
-    model's output was finally given up on (the decision is then a HOLD).
+    model's output was finally given up on (the decision is then a HOLD). `failed` marks a decision that could
+    not be had at all (the endpoint refused or was unreachable): recorded as failed, and retryable.
     """
 
     actions: tuple[Action, ...] = ()
@@ -67,6 +73,7 @@ class Decision:
     reasoning: str = ""
     calls: tuple[ModelCall, ...] = ()
     error: str = ""
+    failed: bool = False
 
     @property
     def bets(self) -> tuple[Bet, ...]:

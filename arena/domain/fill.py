@@ -43,7 +43,7 @@ class Fill:
     at: datetime
     price: Price | None = None  # average price per share paid/received (or the payout per share)
     mid: Price | None = None  # mid or venue probability at the time, for slippage
-    provenance: str = ""  # where the price came from: "book", "venue_probability", "resolution", …
+    provenance: str = ""  # where the price came from: "clob_book", "venue_probability[:why]", "resolution", …
     decision_id: str | None = None
     resolution_version: int | None = None
 

@@ -14,6 +14,12 @@ from typing import Any
 from arena.money import Money
 
 SIZING_VERSION = "sizing-1"
+# Decision-prompt versions a cohort can be frozen with (the templates live in arena/agents/prompts.py, which this
+# pure module must not import). A cohort records its version in its rules; one whose rules predate the field
+# used decision-v1, the only prompt there was.
+PROMPT_VERSIONS = ("decision-v1", "decision-v2")
+DEFAULT_PROMPT_VERSION = "decision-v2"  # what a new cohort is told: the headline is the forecast-set Brier
+LEGACY_PROMPT_VERSION = "decision-v1"
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,7 @@ class CohortRules:
     min_bet: Money = Money.of(50)
     max_actions: int = 20  # per decision; keeps one reply from flooding the book
     decision_weeks: int = 5  # the cohort takes decisions in this many weekly rounds, then only settles
+    prompt_version: str = DEFAULT_PROMPT_VERSION  # the decision prompt every LLM agent of the cohort is sent
 
     def __post_init__(self) -> None:
         if not Decimal(0) < self.max_bet_fraction <= Decimal(1):
@@ -33,6 +40,8 @@ class CohortRules:
             raise ValueError("starting cash must be positive")
         if self.min_bet.micros < 0:
             raise ValueError("min bet cannot be negative")
+        if self.prompt_version not in PROMPT_VERSIONS:
+            raise ValueError(f"prompt_version must be one of {', '.join(PROMPT_VERSIONS)}, got {self.prompt_version!r}")
 
     def max_bet(self, cash_at_start: Money) -> Money:
         """The largest single bet allowed: floor(max_bet_fraction × cash at the start of the decision)."""
@@ -57,4 +66,5 @@ class CohortRules:
             min_bet=Money.of(d["min_bet"]),
             max_actions=int(d.get("max_actions", 20)),
             decision_weeks=int(d.get("decision_weeks", 5)),
+            prompt_version=str(d.get("prompt_version", LEGACY_PROMPT_VERSION)),
         )

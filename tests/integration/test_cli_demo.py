@@ -21,6 +21,11 @@ def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tm
     out = capsys.readouterr().out
     for header in ("Brier", "Brier-K", "Brier-S", "BSS.25", "BSSmkt", "proxy", "P/L $", "return", "win"):
         assert header in out
+    # the headline first, with its interval and tier; seed 001's metrics named as such; the legend explains
+    header = next(ln for ln in out.splitlines() if ln.startswith("agent "))
+    assert header.index("tier") < header.index("F-Brier") < header.index("95% CI") < header.index("S001 Brier")
+    assert "== overall (per model across cohorts) ==" in out and "always-0.5 (reference)" in out
+    assert "market (reference)" in out and "F-Brier (the headline)" in out and "fewer than 20 resolved" in out
     engine = make_engine(db_url)
     with Session(engine) as s:
         cohorts = s.scalars(select(CohortRow)).all()
@@ -73,13 +78,15 @@ def test_score_command_writes_the_documented_columns(tmp_path, capsys):
     assert main(["score", str(f), "--out", str(out)]) == 0
     df = pd.read_csv(out)
     assert list(df.columns) == ["batch", "forecaster", "n", "brier", "proxy_mean", "proxy_median",
-                                "proxy_ext_mean", "proxy_logit_pool"]
+                                "proxy_ext_mean", "proxy_logit_pool", "log_score", "spherical_score",
+                                "brier_adjusted", "irt_skill"]
     a = df[df.forecaster == "a"].iloc[0]
     assert a["n"] == 2 and abs(a["brier"] - (0.2**2 + 0.3**2) / 2) < 1e-12
     assert "dropped 1" in capsys.readouterr().err
 
 
 def test_leaderboard_on_empty_database(db_url, capsys):
+    assert main(["migrate", "--db", db_url]) == 0
     assert main(["leaderboard", "--db", db_url]) == 0
     assert "no cohorts yet" in capsys.readouterr().out
 

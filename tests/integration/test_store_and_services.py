@@ -13,6 +13,7 @@ from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
 from arena.services import decide, ingest, mark, settle
 from arena.services.cohorts import LineupEntry, agents_of, start_cohort
+from arena.services.leases import LeasePolicy, wall_now
 from arena.store import repo
 from arena.store.engine import current_revision, head_revision, migrate, session_scope
 from arena.store.tables import (
@@ -139,13 +140,29 @@ def test_crashed_claim_is_resumed_not_duplicated(engine):
     cohort = new_cohort(engine, names=("alice",))
     with Session(engine) as s:
         agent_row = agents_of(s, cohort.id)[0]
-    first = decide.claim(engine, cohort.id, agent_row.id, "w1", T0)
-    assert first is not None  # ... and the process died before completing it
+    # a runner claimed it five minutes ago with a one-second lease, then died before completing it
+    dead = LeasePolicy(1.0, clock=lambda: wall_now() - timedelta(minutes=5))
+    first = decide.claim(engine, cohort.id, agent_row.id, "w1", T0, lease=dead)
+    assert first is not None
     alice = Scripted("alice", Decision((Bet("sim:1", YES, Money.of(100)),)))
     (out,) = decide.run_round(engine, cohort, {"alice": alice}, "w1", T0)
-    assert out.status == "executed"
+    assert (out.status, out.attempt) == ("executed", 2)
     with Session(engine) as s:
         assert s.scalar(select(func.count()).select_from(DecisionRow)) == 1
+        assert s.scalar(select(func.count()).select_from(FillRow)) == 1
+
+
+def test_a_live_claim_is_not_taken_over(engine):
+    seed_market(engine)
+    cohort = new_cohort(engine, names=("alice",))
+    with Session(engine) as s:
+        agent_row = agents_of(s, cohort.id)[0]
+    assert decide.claim(engine, cohort.id, agent_row.id, "w1", T0, lease=LeasePolicy(60.0)) is not None
+    alice = Scripted("alice", Decision((Bet("sim:1", YES, Money.of(100)),)))
+    (out,) = decide.run_round(engine, cohort, {"alice": alice}, "w1", T0)
+    assert out.status == "in_progress" and alice.calls == 0  # its holder is alive: left alone
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(FillRow)) == 0
 
 
 def test_no_look_ahead_quotes_fetched_later_are_invisible(engine):

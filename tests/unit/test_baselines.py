@@ -288,7 +288,8 @@ def test_demo_lineup_names_and_seeds_are_stable() -> None:
     first = demo_lineup(Universe(), 42)
     second = demo_lineup(Universe(), 42)
     assert tuple(a.name for a in first) == DEMO_NAMES == (
-        "oracle-sharp", "oracle-fair", "oracle-noisy", "kelly-extremizer", "random", "market-follower", "always-0.5")
+        "oracle-sharp", "oracle-fair", "oracle-noisy", "kelly-extremizer", "random", "market-follower", "always-0.5",
+        "metric-gamer", "forecaster-v1", "forecaster-v2")
     assert [getattr(a, "skill_sd", None) for a in first[:3]] == [0.3, 0.8, 1.6]
     v = view(_market_set())
     assert [a.decide(v) for a in first] == [a.decide(v) for a in second]
