@@ -579,6 +579,20 @@ def cluster_draw_counts(cluster_sizes: Any, n_boot: int, seed: int = 0) -> np.nd
     sizes = np.asarray(cluster_sizes, dtype=np.int64).ravel()
     if (sizes < 0).any():
         raise ValueError("cluster sizes must be non-negative")
+    # A board bootstraps several metrics over the same clusters: the last draws are kept (read-only) and reused.
+    memo_key = (int(seed), int(n_boot), sizes.tobytes())
+    if _CLUSTER_MEMO and _CLUSTER_MEMO[0] == memo_key:
+        return _CLUSTER_MEMO[1]
+    counts = _cluster_draw_counts(sizes, n_boot, seed)
+    counts.setflags(write=False)
+    _CLUSTER_MEMO[:] = [memo_key, counts]
+    return counts
+
+
+_CLUSTER_MEMO: list[Any] = []  # [key, counts] of the last `cluster_draw_counts` call
+
+
+def _cluster_draw_counts(sizes: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     n_clusters = sizes.size
     starts = np.cumsum(sizes) - sizes
     counts = np.zeros((n_boot, int(sizes.sum())))

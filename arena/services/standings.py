@@ -29,6 +29,7 @@ from arena.domain.market import YES
 from arena.money import MICRO
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
 from arena.scoring.stats import DEFAULT_N_BOOT
+from arena.services.board_cache import cached_cohort_boards
 from arena.services.mark import rows_frame
 from arena.services.score import bets_frame, latest_resolutions, portfolios_frame
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow
@@ -107,11 +108,12 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
 
 def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
               cohort_names: list[str] | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
-              track: str | None = None) -> Boards:
+              track: str | None = None, cache: bool = True) -> Boards:
     """Every board as of `as_of` (see the module docstring), ranked by `rank_by` (a `scoring.board.RANK_CHOICES`
     key; ValueError otherwise). `cohort_names` limits the cohort boards and the overall board to those cohorts;
     `track` ("model" or "agent", config.TRACKS) to the agents of that track. Seeded: the same database and
-    arguments give the same intervals and tiers."""
+    arguments give the same intervals and tiers. With `cache`, a cohort whose inputs are unchanged since a board
+    was last computed for them takes it from `services.board_cache` (the same frame) instead of recomputing it."""
     check_rank_by(rank_by)
     if track is not None and track not in TRACKS:
         raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS)}")
@@ -136,7 +138,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     if track is not None:
         forecasts, bets, ports = (_of_track(f, seat_track, track) for f in (forecasts, bets, ports))
     opts = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed)
-    per_cohort = cohort_boards(forecasts, bets, ports, **opts)
+    per_cohort = (cached_cohort_boards(engine, forecasts, bets, ports, now=as_of, **opts) if cache
+                  else cohort_boards(forecasts, bets, ports, **opts))
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"

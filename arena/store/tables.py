@@ -343,3 +343,18 @@ class JobRunRow(SQLModel, table=True):
     runner: str = Field(default="", max_length=120)  # host:pid/token of the process that ran it
     lease_until: datetime | None = _ts(nullable=True)
     heartbeat_at: datetime | None = _ts(nullable=True)
+
+
+class BoardCacheRow(SQLModel, table=True):
+    """One cohort's computed board (`scoring.board.cohort_boards`), keyed by a hash of everything it is computed
+    from: a memo, never a fact (`services.board_cache`). Any row may be deleted at any time; the next render
+    recomputes it. Its times are housekeeping, not recording times, so a point-in-time copy carries the table
+    whole (a key names its inputs, whatever the as-of)."""
+
+    __tablename__ = "board_cache"
+
+    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the inputs
+    cohort: str = Field(max_length=100, index=True)
+    payload: str = Field(sa_column=Column(Text, nullable=False))  # the board frame as JSON (columns, dtypes, data)
+    stored_at: datetime = _ts()
+    used_at: datetime = _ts()

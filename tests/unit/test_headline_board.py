@@ -215,7 +215,12 @@ def test_cluster_draws_resample_cohorts_then_markets_within_them():
     blocks = np.stack([counts[:, :3].sum(1) / 3, counts[:, 3:5].sum(1) / 2, counts[:, 5:].sum(1) / 4], axis=1)
     assert np.allclose(blocks, np.round(blocks)) and (blocks.sum(axis=1) == 3).all()
     assert (counts @ np.ones(9) == blocks @ sizes).all()
-    np.testing.assert_array_equal(counts, cluster_draw_counts([3, 2, 4], 50, seed=5))
+    # the draws depend only on (seed, draws, sizes): a fresh computation equals the memoised one, which is read-only
+    from arena.scoring.stats import _cluster_draw_counts
+
+    np.testing.assert_array_equal(counts, _cluster_draw_counts(np.array([3, 2, 4]), 50, 5))
+    assert cluster_draw_counts([3, 2, 4], 50, seed=5) is counts and not counts.flags.writeable
+    assert not np.array_equal(counts, cluster_draw_counts([3, 2, 4], 50, seed=6))
 
 
 def test_cluster_bootstrap_intervals_cover_the_true_mean():

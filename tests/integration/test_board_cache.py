@@ -1,0 +1,143 @@
+"""The board cache: cached boards equal computed ones, cold and warm, now and as of a past time; a new fact moves
+only its cohort's key; a store that cannot hold the cache still serves the boards; entries per cohort are bounded."""
+
+import logging
+import math
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import func, select, text, update
+from sqlmodel import Session
+
+from arena.agents.baselines import demo_lineup
+from arena.domain.sizing import CohortRules
+from arena.services import board_cache
+from arena.services.board_cache import KEEP_PER_COHORT, cohort_keys, decode, encode
+from arena.services.cohorts import LineupEntry
+from arena.services.point_in_time import store_as_of
+from arena.services.score import bets_frame, portfolios_frame
+from arena.services.simulation import simulate
+from arena.services.standings import forecast_set_frame, standings
+from arena.store.tables import BoardCacheRow, CohortRow, ForecastRow
+from arena.venues.simulated import SimulatedUniverse
+
+START = datetime(2026, 1, 4, tzinfo=timezone.utc)
+LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
+N_BOOT = 80
+
+
+@pytest.fixture
+def arena_db(engine):
+    universe = SimulatedUniverse.generate(5, START, weeks=5, markets_per_week=12)
+    agents = demo_lineup(universe, 5)
+    lineup = [LineupEntry(a.name, "scripted") for a in agents]
+    simulate(engine, universe, {a.name: a for a in agents}, START, 3, CohortRules(decision_weeks=2), lineup,
+             universe.end + timedelta(days=1), forecast_k=10)
+    return engine
+
+
+def _same(a, b) -> None:
+    assert [c.name for c in a.cohorts] == [c.name for c in b.cohorts]
+    for x, y in zip(a.cohorts, b.cohorts):
+        assert x.status == y.status
+        pd.testing.assert_frame_equal(x.rows, y.rows, check_exact=True)
+    pd.testing.assert_frame_equal(a.overall, b.overall, check_exact=True)
+
+
+def _entries(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(BoardCacheRow)).scalar_one()
+
+
+def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monkeypatch):
+    computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
+    assert _entries(arena_db) == 0
+    cold = standings(arena_db, LATER, n_boot=N_BOOT)
+    assert _entries(arena_db) == len(computed.cohorts) == 3
+    # warm: no cohort is recomputed (the scoring function is not even called) and the boards are the same
+    monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
+    warm = standings(arena_db, LATER, n_boot=N_BOOT)
+    _same(computed, cold)
+    _same(computed, warm)
+    monkeypatch.undo()
+    # other options are other keys
+    standings(arena_db, LATER, n_boot=N_BOOT, rank_by="implied_brier")
+    assert _entries(arena_db) == 6
+    # as of a past time (a point-in-time copy of the store) the inputs differ, so do the keys and the boards
+    mid = START + timedelta(days=10)
+    with store_as_of(arena_db, mid) as past:
+        then_computed = standings(past, mid, n_boot=N_BOOT, cache=False)
+        then_cached = standings(past, mid, n_boot=N_BOOT)
+    _same(then_computed, then_cached)
+    assert then_computed.cohorts[0].status == "open"
+
+
+def test_a_new_fact_moves_only_its_cohorts_key(arena_db):
+    with Session(arena_db) as s:
+        ids = [c for (c,) in s.execute(select(CohortRow.id).order_by(CohortRow.id))]
+        frames = (forecast_set_frame(s, ids, LATER), bets_frame(s, ids, LATER),
+                  portfolios_frame(s, LATER, ids, point_in_time=True))
+    opts = dict(kinds={}, options=dict(rank_by="forecast_brier", n_boot=N_BOOT, seed=0))
+    before = cohort_keys(*frames, **opts)
+    assert len(set(before.values())) == 3
+    forecasts = frames[0].copy()
+    first = forecasts.index[forecasts["cohort"] == forecasts["cohort"].iloc[0]][0]
+    forecasts.loc[first, "probability"] = 1 - forecasts.loc[first, "probability"]
+    after = cohort_keys(forecasts, *frames[1:], **opts)
+    changed = [c for c in before if before[c] != after[c]]
+    assert changed == [forecasts["cohort"].iloc[0]]
+    # the options and the kinds of a cohort's agents are inputs too
+    assert cohort_keys(*frames, kinds={}, options=dict(rank_by="forecast_brier", n_boot=N_BOOT, seed=1)) != before
+    agent = frames[0]["agent"].iloc[0]
+    moved = cohort_keys(*frames, kinds={agent: "reference"}, options=opts["options"])
+    assert moved != before
+
+
+def test_a_changed_fact_is_recomputed_not_served_stale(arena_db):
+    warm = standings(arena_db, LATER, n_boot=N_BOOT)
+    with Session(arena_db) as s:  # a stated forecast of the first cohort's forecast set, turned around
+        row = s.execute(select(ForecastRow).where(ForecastRow.source == "forecast_set")
+                        .order_by(ForecastRow.id)).scalars().first()
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=1 - row.probability))
+        s.commit()
+    fresh = standings(arena_db, LATER, n_boot=N_BOOT)
+    computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
+    _same(computed, fresh)
+    assert not warm.cohorts[0].rows.equals(fresh.cohorts[0].rows)
+
+
+def test_a_store_that_cannot_hold_the_cache_still_serves_the_boards(arena_db, caplog):
+    computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
+    with arena_db.begin() as conn:
+        conn.execute(text("DROP TABLE board_cache"))
+    board_cache._Store.warned = False
+    with caplog.at_level(logging.WARNING, logger="arena.services.board_cache"):
+        served = standings(arena_db, LATER, n_boot=N_BOOT)
+    _same(computed, served)
+    assert any("board cache" in r.getMessage() for r in caplog.records)
+
+
+def test_entries_per_cohort_are_bounded(arena_db):
+    for seed in range(KEEP_PER_COHORT + 3):
+        standings(arena_db, LATER, n_boot=20, seed=seed)
+    with arena_db.connect() as conn:
+        per = dict(conn.execute(select(BoardCacheRow.cohort, func.count()).group_by(BoardCacheRow.cohort)).all())
+    assert len(per) == 3 and set(per.values()) == {KEEP_PER_COHORT}
+
+
+def test_payload_round_trip_is_exact():
+    frame = pd.DataFrame({
+        "agent": pd.Series(["a", None, "c"], dtype="str"),
+        "x": [0.1 + 0.2, float("nan"), 1e-300],
+        "n": np.array([1, 2, 3], dtype=np.int64),
+        "flag": [True, False, True],
+        "note": pd.Series(["", None, "tooltip"], dtype=object),
+    })
+    back = decode(encode(frame))
+    assert list(back.dtypes) == list(frame.dtypes)
+    pd.testing.assert_frame_equal(frame, back, check_exact=True)
+    assert back["x"].iloc[0] == 0.1 + 0.2 and math.isnan(back["x"].iloc[1])
+    with pytest.raises(ValueError, match="format"):
+        decode('{"format": 0}')
