@@ -265,14 +265,21 @@ def decompose(fills: pd.DataFrame, last_prices: pd.DataFrame | None = None,
         v = row.get(name)
         return None if _missing(v) else int(v)
 
+    # One pass over the records, grouped by position in order of first appearance (fills keep their order):
+    # a pandas groupby with a frame per position costs ~1 ms per position.
+    groups: dict[tuple, list[dict]] = {}
+    cols_used = [*dict.fromkeys([*pos, "key", "kind", "shares", "cash"]),
+                 *(c for c in ("cost", "price_ppm", "mid_ppm", "belief_ppm", "reverses") if c in fills.columns)]
+    for values in zip(*(fills[c].tolist() for c in cols_used)):
+        r = dict(zip(cols_used, values))
+        groups.setdefault(tuple(None if _missing(r[c]) else r[c] for c in pos), []).append(r)
     rows = []
-    for keys, grp in fills.groupby(pos, sort=False, dropna=False):
-        keys = keys if isinstance(keys, tuple) else (keys,)
+    for keys, grp in groups.items():
         seq = [PositionFill(str(r["key"]), str(r["kind"]), int(r["shares"]), int(r["cash"]), int(r.get("cost", 0)),
                             opt(r, "price_ppm"), opt(r, "mid_ppm"), opt(r, "belief_ppm"),
                             None if _missing(r.get("reverses")) else str(r["reverses"]))
-               for r in grp.to_dict("records")]
-        for parts in decompose_position(seq, prices.get(tuple(keys))):
+               for r in grp]
+        for parts in decompose_position(seq, prices.get(keys)):
             rows.append((*keys, parts.key, *(getattr(parts, c) for c in PART_COLUMNS)))
     if not rows:
         return decompose(fills.iloc[0:0], None, position)

@@ -35,6 +35,7 @@ from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
 from arena.scoring.registry import METRICS
+from arena.services.decomposition import decomposition
 from arena.services.point_in_time import backend
 from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
 from arena.services.score import SCORING_VERSION, bets_frame, forecasts_frame
@@ -939,6 +940,44 @@ class DecisionView:
 
 
 @dataclass(frozen=True)
+class SkillLuck:
+    """An agent's P/L split into the edge it claimed and what its own beliefs call luck (`scoring.decomposition`;
+    micro-USD, exact): pnl = expected_pnl + belief_gap + move_without_belief + resolution_residual. Slippage is
+    already inside the parts (a view, not an addend)."""
+
+    n_bets: int
+    n_without_belief: int
+    pnl: int
+    expected_pnl: int
+    belief_gap: int
+    move_without_belief: int
+    resolution_residual: int
+    slippage_cost: int
+
+    @property
+    def luck(self) -> int:
+        """belief_gap + resolution_residual = shares x (outcome - stated belief): zero on average if the beliefs
+        were right."""
+        return self.belief_gap + self.resolution_residual
+
+
+SKILL_LUCK_FIELDS = ("n_bets", "n_without_belief", "pnl", "expected_pnl", "belief_gap", "move_without_belief",
+                     "resolution_residual", "slippage_cost")
+
+
+def skill_luck(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None = None
+               ) -> dict[tuple[str, str], SkillLuck]:
+    """(cohort, agent) → its `SkillLuck`, from `services.decomposition` (None: every cohort)."""
+    agents = decomposition(engine, as_of, list(cohort_names) if cohort_names else None).agents
+    out = {}
+    for row in agents.itertuples(index=False):
+        r = row._asdict()
+        out[(str(r["cohort"]), str(r["agent"]))] = SkillLuck(
+            **{f: int(r[f]) if not pd.isna(r[f]) else 0 for f in SKILL_LUCK_FIELDS})
+    return out
+
+
+@dataclass(frozen=True)
 class AgentPage:
     as_of: datetime
     agent: AgentInfo
@@ -951,6 +990,7 @@ class AgentPage:
     fills: tuple[FillView, ...]
     decisions: tuple[DecisionView, ...]
     provisional_min: int
+    skill_luck: SkillLuck | None = None  # None: no bet yet
 
 
 def _amount_micros(text: Any) -> int | None:
@@ -982,8 +1022,10 @@ def _action(index: int, a: Any, max_bet: int | None, refs: _Refs, rejected: set[
 
 
 def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | None = None,
-                   standings: Standings | None = None) -> dict[int, AgentPage]:
-    """Agent pages by agent id (None: every agent), from one query per table."""
+                   standings: Standings | None = None,
+                   luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[int, AgentPage]:
+    """Agent pages by agent id (None: every agent), from one query per table (`luck`: the `skill_luck` of their
+    cohorts when the caller already has it)."""
     with engine.connect() as conn:
         aq = select(AgentRow.id, AgentRow.cohort_id, AgentRow.name, AgentRow.kind, AgentRow.model_id,
                     AgentRow.config)
@@ -1057,6 +1099,8 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
             n_fills=fills_by_decision.get(did, 0),
         ))
 
+    if luck is None:
+        luck = skill_luck(engine, as_of, None if agent_ids is None else [infos[c].name for c in cohort_ids])
     out = {}
     for aid, cid, name, kind, model_id, config in agents:
         info = infos[cid]
@@ -1077,6 +1121,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
             fills=tuple(FillView(f[0], f[2], f[3], refs(f[4]), f[5], f[6], f[7], f[8], f[9], f[10])
                         for f in by_agent_fills.get(aid, [])),
             decisions=tuple(reversed(dec_by_agent.get(aid, []))), provisional_min=PROVISIONAL_MIN_RESOLVED,
+            skill_luck=luck.get((info.name, name)),
         )
     return out
 

@@ -12,7 +12,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -40,6 +40,7 @@ TEMPLATE = {
 
 STATISTICS_DRAWS = 1000
 API_PATH = "api/leaderboard.json"
+DECOMPOSITION_PATH = "api/decomposition.json"  # every agent's skill-vs-luck parts (exact micro-USD)
 
 SITE_CSS = """\
 /* arena site styles: no external fonts or assets; readable on a phone. */
@@ -431,7 +432,8 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     stage("index and cohort contexts")
     count(_render_pages(out, "cohort", list(cohorts.items())))
     stage("cohort render")
-    agents = list(ctx.agent_contexts(engine, as_of, None, standings).items())
+    luck = ctx.skill_luck(engine, as_of)  # the agent pages' "Skill vs luck" and /api/decomposition.json
+    agents = list(ctx.agent_contexts(engine, as_of, None, standings, luck).items())
     stage("agent contexts")
     if fork:
         half = len(agents) // 2
@@ -452,6 +454,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     (out / "api").mkdir(exist_ok=True)
     _write(out, API_PATH, leaderboard_json(standings.boards if standings.boards is not None
                                            else compute_boards(engine, as_of)))
+    _write(out, DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
     stage("api")
     report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations",
                                                  "statistics") if k in report.pages}
@@ -470,6 +473,20 @@ def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: s
 def leaderboard_json(boards: Boards) -> str:
     """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them."""
     return json.dumps(boards_json(boards), indent=2) + "\n"
+
+
+def decomposition_json(engine: Engine, as_of: datetime,
+                       luck: Mapping[tuple[str, str], ctx.SkillLuck] | None = None) -> str:
+    """/api/decomposition.json: per agent of every cohort, its P/L split into the edge it claimed and what its own
+    beliefs call luck (the agent pages' "Skill vs luck"), in exact integer micro-USD."""
+    rows = [{"cohort": cohort, "agent": agent, **{f: getattr(d, f) for f in ctx.SKILL_LUCK_FIELDS}, "luck": d.luck}
+            for (cohort, agent), d in sorted((luck if luck is not None else ctx.skill_luck(engine, as_of)).items())]
+    return json.dumps({
+        "as_of": utc(as_of).isoformat(), "units": "micro-USD",
+        "identity": "pnl = expected_pnl + belief_gap + move_without_belief + resolution_residual; "
+                    "luck = belief_gap + resolution_residual; slippage_cost is inside the parts",
+        "agents": rows,
+    }, indent=2) + "\n"
 
 
 # --- one page by its path ----------------------------------------------------------------------------------------
@@ -535,6 +552,8 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     html = "text/html; charset=utf-8"
     if path == API_PATH:
         return "application/json; charset=utf-8", leaderboard_json(compute_boards(engine, as_of))
+    if path == DECOMPOSITION_PATH:
+        return "application/json; charset=utf-8", decomposition_json(engine, as_of)
     if path.startswith("static/"):
         asset = STATIC.get(path[len("static/"):])
         return asset if asset is not None else None
