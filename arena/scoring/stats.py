@@ -312,6 +312,35 @@ def _codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.Data
     return codes, keys
 
 
+def _percentile_intervals(draws: np.ndarray, level: float
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of `draws` (draws × agents): the finite draws used, the percentile interval at `level` and the
+    standard error (ddof 1); NaN where a column has no finite draw (se: fewer than two)."""
+    n_agents = draws.shape[1]
+    used = np.isfinite(draws).sum(axis=0)
+    tail = (1.0 - level) / 2.0
+    lo, hi, se = (np.full(n_agents, np.nan) for _ in range(3))
+    ok = used > 0
+    if ok.any():
+        with np.errstate(invalid="ignore"):
+            q = np.nanquantile(draws[:, ok], [tail, 1.0 - tail], axis=0)
+        lo[ok], hi[ok] = q[0], q[1]
+        two = used > 1
+        se[two] = np.nanstd(draws[:, two], axis=0, ddof=1)
+    return used, lo, hi, se
+
+
+def _pairwise_adjusted(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairwise p-values of `pairwise_p_values` and their symmetric BH-adjusted matrix (NaN diagonal)."""
+    n_agents = draws.shape[1]
+    p_value, _ = pairwise_p_values(draws)
+    iu = np.triu_indices(n_agents, k=1)
+    p_adj = np.full((n_agents, n_agents), np.nan)
+    p_adj[iu] = benjamini_hochberg(p_value[iu])
+    p_adj.T[iu] = p_adj[iu]
+    return p_value, p_adj
+
+
 def paired_bootstrap(
     scores: pd.DataFrame,
     value: str,
@@ -411,27 +440,9 @@ def paired_bootstrap(
             counts = draw_counts(draw_indices(stratum_sizes, k, seed, first_draw=lo), n_markets)
             draws[lo : lo + k] = stat_of(counts @ stacked)
 
-    # intervals
-    finite = np.isfinite(draws)
-    draws_used = finite.sum(axis=0)
-    tail = (1.0 - level) / 2.0
-    ci_low = np.full(n_agents, np.nan)
-    ci_high = np.full(n_agents, np.nan)
-    se = np.full(n_agents, np.nan)
-    for_ci = draws_used > 0
-    if for_ci.any():
-        with np.errstate(invalid="ignore"):
-            q = np.nanquantile(draws[:, for_ci], [tail, 1.0 - tail], axis=0)
-        ci_low[for_ci], ci_high[for_ci] = q[0], q[1]
-        two = draws_used > 1
-        se[two] = np.nanstd(draws[:, two], axis=0, ddof=1)
-
+    draws_used, ci_low, ci_high, se = _percentile_intervals(draws, level)
     p_first = first_probabilities(draws, hib) if n_agents else np.zeros(0)
-    p_value, _ = pairwise_p_values(draws)
-    iu = np.triu_indices(n_agents, k=1)
-    p_adj = np.full((n_agents, n_agents), np.nan)
-    p_adj[iu] = benjamini_hochberg(p_value[iu])
-    p_adj.T[iu] = p_adj[iu]
+    p_value, p_adj = _pairwise_adjusted(draws)
     tiers = significance_tiers(estimate, p_adj, hib, alpha)
     diff = estimate[:, None] - estimate[None, :]
 
@@ -675,24 +686,8 @@ def cluster_bootstrap(
     if n_markets and n_agents:
         counts = cluster_draw_counts(sizes, n_boot, seed)
         draws = _statistic(counts @ num, counts @ den, counts @ rows, statistic)
-    finite = np.isfinite(draws)
-    used = finite.sum(axis=0)
-    tail = (1.0 - level) / 2.0
-    lo = np.full(n_agents, np.nan)
-    hi = np.full(n_agents, np.nan)
-    se = np.full(n_agents, np.nan)
-    ok = used > 0
-    if ok.any():
-        with np.errstate(invalid="ignore"):
-            q = np.nanquantile(draws[:, ok], [tail, 1.0 - tail], axis=0)
-        lo[ok], hi[ok] = q[0], q[1]
-        two = used > 1
-        se[two] = np.nanstd(draws[:, two], axis=0, ddof=1)
-    p_value, _ = pairwise_p_values(draws)
-    iu = np.triu_indices(n_agents, k=1)
-    p_adj = np.full((n_agents, n_agents), np.nan)
-    p_adj[iu] = benjamini_hochberg(p_value[iu])
-    p_adj.T[iu] = p_adj[iu]
+    used, lo, hi, se = _percentile_intervals(draws, level)
+    p_value, p_adj = _pairwise_adjusted(draws)
     tiers = significance_tiers(estimate, p_adj, higher_is_better, alpha)
     n_clusters = np.zeros(n_agents, dtype=np.int64)
     if len(frame):
