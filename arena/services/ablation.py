@@ -97,7 +97,7 @@ def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, a
     return out
 
 
-def _resolved_at(session: Session, as_of: datetime) -> pd.Series:
+def resolution_times(session: Session, as_of: datetime) -> pd.Series:
     """market_id → when its latest resolution (recorded by `as_of`) was recorded."""
     rows = session.execute(select(ResolutionRow.market_id, func.max(ResolutionRow.recorded_at))
                            .where(ResolutionRow.recorded_at <= as_of)  # type: ignore[arg-type]
@@ -148,7 +148,7 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
         f = forecast_set_frame(s, list(ids), as_of, all_replicates=True)
         bets = bets_frame(s, list(ids), as_of)
         pnl = _pnl(s, ids, a, b, as_of)
-        resolved = _resolved_at(s, as_of)
+        resolved = resolution_times(s, as_of)
     f = f[f["agent"].isin([a, b])].copy()
     f["question"] = f["cohort"].astype(str) + "/" + f["question"].astype(str)
     f["brier"] = (f["probability"] - f["outcome_yes"]) ** 2
@@ -229,4 +229,4 @@ def compare_text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Comparison", "ablation_pairs", "compare", "compare_text"]
+__all__ = ["Comparison", "ablation_pairs", "compare", "compare_text", "resolution_times"]

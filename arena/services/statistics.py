@@ -19,13 +19,15 @@ from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
 from arena.clock import utc
 from arena.scoring.consistency import answer_scores, group_answers, negation_violations, sum_deviation
-from arena.scoring.headline import score_forecasts
+from arena.scoring.headline import REF_MARKET, score_forecasts
 from arena.scoring.interim import interim_scores
 from arena.scoring.leaderboard import per_bet_scores
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.proxy import aggregate_rows
+from arena.scoring.sequential import DEFAULT_ALPHA, compare_sequentially
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
+from arena.services.ablation import resolution_times
 from arena.services.mark import price_frame
 from arena.services.score import rows_frame, bets_frame, latest_resolutions
 from arena.services.standings import forecast_set_frame
@@ -49,6 +51,8 @@ class CohortStatistics:
     # ablation pairs of the lineup (variant vs base, one row per metric) and replicated seats' run-to-run spread
     ablations: pd.DataFrame = field(default_factory=pd.DataFrame)
     replicates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # anytime-valid comparisons on the headline: each forecaster vs the cohort's No. 1 and vs the market reference
+    sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> pd.DataFrame:
         """One row per agent: the headline intervals and significance, ready for a table."""
@@ -177,6 +181,7 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         members = _group_members(s, stated)
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
+        resolved_at = resolution_times(s, as_of)
     from arena.services.score import cohort_leaderboards
 
     board = cohort_leaderboards(engine, as_of, list(names.values()))
@@ -197,6 +202,9 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
             if len(scored_h):
                 st.bootstrap["forecast_brier"] = paired_bootstrap(scored_h, "brier", metric="forecast_brier",
                                                                   stratum=None, market="market_id", **options)
+                table = st.bootstrap["forecast_brier"].table
+                first = str(table["agent"].iloc[0]) if table["estimate"].notna().any() else None
+                st.sequences = sequences(scored_h, first, resolved_at)
         p = pnl[pnl["cohort"] == name] if len(pnl) else pnl
         if len(p):
             st.bootstrap["pnl"] = paired_bootstrap(p, "pnl", statistic="total", metric="pnl",
@@ -224,6 +232,36 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         st.ablations, st.replicates = _ablations(engine, name, as_of, n_boot, seed)
         out[name] = st
     return out
+
+
+SEQUENCE_COLUMNS = ("agent", "versus", "n", "estimate", "lower", "upper", "first_date", "verdict")
+
+
+def sequences(scored: pd.DataFrame, first: str | None, resolved_at: pd.Series,
+              alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+    """Anytime-valid comparisons on a cohort's forecast set: for every forecaster, the confidence sequence
+    (`scoring.sequential`) on its per-question Brier minus the cohort's No. 1's (`first`) and minus the market
+    reference's, the questions taken in the order their resolutions were recorded (`resolved_at`: market_id →
+    time). A reader may look every day: the chance that any of these ever wrongly excludes 0 stays ≤ alpha per
+    comparison. One row per comparison (SEQUENCE_COLUMNS): the running estimate and bounds after the last
+    question, the first date the sequence excluded 0, and the verdict then ("better"/"worse" than the other,
+    or "not yet")."""
+    df = scored.assign(resolved_at=scored["market_id"].map(resolved_at))
+    df = df[df["brier"].notna() & df["resolved_at"].notna()]
+    agents = sorted(pd.unique(df["agent"]).tolist())
+    pairs = [(a, first) for a in agents if first is not None and a != first]
+    pairs += [(a, REF_MARKET) for a in agents if a != REF_MARKET and REF_MARKET in agents]
+    rows = []
+    for a, b in pairs:
+        cs, _ = compare_sequentially(df, a, b, alpha, question="question", value="brier", time="resolved_at")
+        if not cs.n:
+            continue
+        verdict = "not yet" if cs.first_time is None else ("better" if cs.sign < 0 else "worse")
+        rows.append({"agent": a, "versus": "No. 1 (" + b + ")" if b == first else "market", "n": cs.n,
+                     "estimate": float(cs.estimate[-1]), "lower": float(cs.lower[-1]), "upper": float(cs.upper[-1]),
+                     "first_date": None if cs.first_time is None else pd.Timestamp(cs.first_time).date().isoformat(),
+                     "verdict": verdict})
+    return pd.DataFrame(rows, columns=list(SEQUENCE_COLUMNS))
 
 
 def _ablations(engine: Engine, cohort: str, as_of: datetime, n_boot: int, seed: int

@@ -789,6 +789,7 @@ class CohortPage:
     decisions: tuple[tuple[str, int], ...]  # status → count
     equity: Chart
     provisional_min: int
+    skill_luck: tuple[tuple[str, str, SkillLuck], ...] = ()  # agent, its page, its P/L split (agents with bets)
 
 
 def _flat(value: Any) -> str:
@@ -798,8 +799,9 @@ def _flat(value: Any) -> str:
 
 
 def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
-                    standings: Standings | None = None) -> dict[str, CohortPage]:
-    """Cohort pages by cohort name (None: every cohort)."""
+                    standings: Standings | None = None,
+                    luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[str, CohortPage]:
+    """Cohort pages by cohort name (None: every cohort); `luck` as in `agent_contexts`."""
     with engine.connect() as conn:
         q = select(CohortRow.id, CohortRow.name, CohortRow.rules, CohortRow.lineup)
         rows = conn.execute(_in(q, CohortRow.name, names)).all()
@@ -813,6 +815,8 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
         for cid, status, n in conn.execute(_in(dq, DecisionRow.cohort_id, None if names is None else ids)).all():
             decisions[cid].append((status, int(n)))
     st = standings or load_standings(engine, as_of, None if names is None else ids)
+    if luck is None:
+        luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])
     out = {}
     for cid, name, rules, lineup in rows:
         info = infos[cid]
@@ -829,6 +833,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             lineup=tuple((str(e.get("name", "")), str(e.get("kind", "")), str(e.get("model_id", "")))
                          for e in (lineup or []) if isinstance(e, dict)),
             decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
+            skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
         )
     return out
 
@@ -1847,6 +1852,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                    _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
                                              "n_answers", "s_prime"])),
     ]
+    tables.extend(_sequence_tables(st))
     tables.extend(_ablation_tables(st, n_boot))
     notes = tuple(dict.fromkeys(f"{metric} — {k}: {v}" for metric, res in st.bootstrap.items()
                                 for k, v in (getattr(res, "notes", None) or {}).items()))
@@ -1864,6 +1870,23 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
 
 
 # --- ablations and replicates on the statistics page (issue 13; kept apart from the tables above) -------------
+
+def _sequence_tables(st: Any) -> list[StatsTable]:
+    """Anytime-valid comparisons vs the cohort's No. 1 and vs the market (`services.statistics.sequences`)."""
+    seq = getattr(st, "sequences", None)
+    if seq is None or not len(seq):
+        return []
+    return [StatsTable(
+        "Anytime-valid comparisons: vs No. 1 and vs the market",
+        "Forecast Brier on the cohort's shared questions, this forecaster minus the other (< 0: this one forecasts "
+        "better), with a 95% confidence sequence updated as each question resolves. Unlike a fixed-sample interval "
+        "it may be read every day without inflating false wins; 'first excluded 0' is the date the difference "
+        "first became significant, and the verdict is the side it fell on then.",
+        (("agent", "forecaster", ""), ("versus", "versus", ""), ("n", "questions", "integer"),
+         ("estimate", "difference", "number"), ("lower", "CS low", "number"), ("upper", "CS high", "number"),
+         ("first_date", "first excluded 0", ""), ("verdict", "verdict", "")),
+        _records(seq, ["agent", "versus", "n", "estimate", "lower", "upper", "first_date", "verdict"]))]
+
 
 def _ablation_tables(st: Any, n_boot: int) -> list[StatsTable]:
     """The cohort's ablation pairs (B − A per metric) and its replicated seats' run-to-run spread, when it has

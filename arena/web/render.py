@@ -428,11 +428,11 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     standings = ctx.load_standings(engine, as_of, None, with_overall=True)
     stage("standings")
     count(_render_pages(out, "index", [(None, ctx.index_context(engine, as_of, standings))]))
-    cohorts = ctx.cohort_contexts(engine, as_of, None, standings)
+    luck = ctx.skill_luck(engine, as_of)  # "Skill vs luck" on cohort and agent pages, /api/decomposition.json
+    cohorts = ctx.cohort_contexts(engine, as_of, None, standings, luck)
     stage("index and cohort contexts")
     count(_render_pages(out, "cohort", list(cohorts.items())))
     stage("cohort render")
-    luck = ctx.skill_luck(engine, as_of)  # the agent pages' "Skill vs luck" and /api/decomposition.json
     agents = list(ctx.agent_contexts(engine, as_of, None, standings, luck).items())
     stage("agent contexts")
     if fork:

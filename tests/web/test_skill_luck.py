@@ -45,6 +45,16 @@ def test_agent_pages_and_the_json_split_pnl_into_claimed_edge_and_luck(sim_arena
         shown += 1
     assert shown == bettors
 
+    # each cohort page lists its bettors' splits, with the same P/L
+    for cohort in {r["cohort"] for r in data["agents"]}:
+        text = (out / page_path("cohort", cohort)).read_text(encoding="utf-8")
+        section = text[text.index('id="skill-luck"'):]
+        section = section[: section.index("</table>")]
+        mine = [r for r in data["agents"] if r["cohort"] == cohort]
+        assert section.count("<tr><td>") == len(mine)
+        for r in mine:
+            assert money(r["pnl"], signed=True) in section and r["agent"] in section
+
     # the live server answers the same document
     served = render_path(sim_arena.engine, DECOMPOSITION_PATH, sim_arena.as_of)
     assert served is not None and served[0].startswith("application/json") and served[1] == written

@@ -83,3 +83,51 @@ def test_interim_bss_vs_market_is_not_shown_over_a_tiny_market_brier(sim_arena):
     for r in interim.rows:  # every shown value lies in the metric's documented range
         v = r.get("interim_bss_vs_market")
         assert v is None or 1 - 1 / BSS_MARKET_FLOOR <= v <= 1
+
+
+def test_anytime_valid_comparisons_vs_no_1_and_market_on_the_page(sim_arena):
+    st, page = _stats(sim_arena)
+    seq = st.sequences
+    first = st.bootstrap["forecast_brier"].table["agent"].iloc[0]
+    agents = set(st.bootstrap["forecast_brier"].table["agent"])
+    # every forecaster but No. 1 against No. 1, every forecaster but the market against the market
+    assert set(seq.loc[seq["versus"].str.startswith("No. 1"), "agent"]) == agents - {first}
+    assert set(seq.loc[seq["versus"] == "market", "agent"]) == agents - {"market (reference)"}
+    for r in seq.to_dict("records"):
+        assert r["lower"] <= r["estimate"] <= r["upper"]
+        excluded = r["lower"] > 0 or r["upper"] < 0
+        # a sequence that excludes 0 now did so first on some date; the verdict is the side it fell on
+        if excluded:
+            assert r["first_date"] is not None
+            assert r["verdict"] == ("better" if r["upper"] < 0 else "worse")
+        if r["first_date"] is None:
+            assert r["verdict"] == "not yet"
+    text = render_page("statistics.html", page, page_path("statistics", st.cohort))
+    section = text[text.index("Anytime-valid comparisons"):]
+    section = section[: section.index("</table>")]
+    assert section.count("<tr><td") == len(seq)
+
+
+def test_sequences_find_a_planted_difference_and_not_a_null_one():
+    import numpy as np
+    import pandas as pd
+
+    from arena.services.statistics import sequences
+
+    rng = np.random.default_rng(3)
+    n = 300
+    outcome = rng.integers(0, 2, n).astype(float)
+    truth = np.clip(0.5 + (outcome - 0.5) * 0.6 + rng.normal(0, 0.1, n), 0.01, 0.99)
+    rows = []
+    for agent, p in (("sharp", truth), ("twin", truth.copy()), ("coin", np.full(n, 0.5)),
+                     ("market (reference)", np.clip(truth + rng.normal(0, 0.05, n), 0.01, 0.99))):
+        for i in range(n):
+            rows.append({"agent": agent, "market_id": f"m{i}", "question": f"q{i}", "brier": (p[i] - outcome[i]) ** 2})
+    scored = pd.DataFrame(rows)
+    when = pd.Series({f"m{i}": pd.Timestamp("2026-01-01") + pd.Timedelta(hours=6 * i) for i in range(n)})
+    seq = sequences(scored, "sharp", when).set_index(["agent", "versus"])
+    assert seq.loc[("coin", "No. 1 (sharp)"), "verdict"] == "worse"
+    assert seq.loc[("coin", "No. 1 (sharp)"), "first_date"] is not None
+    assert seq.loc[("twin", "No. 1 (sharp)"), "verdict"] == "not yet"  # identical forecasts: no difference
+    assert seq.loc[("coin", "market"), "verdict"] == "worse"
+    assert len(seq) == 3 + 3
