@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from arena.cli_args import (DB_HELP, VENUES, ArenaArgumentParser, non_negative_int, parse_at, parse_day, port,
+from arena.cli_args import (DB_HELP, VENUES, ArenaArgumentParser, non_negative_int, parse_at, parse_day,
                              positive_int)
 from arena.errors import ArenaError, InputError
 

@@ -74,3 +74,41 @@ def engine(db_url: str):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(datetime(2026, 1, 4, tzinfo=timezone.utc))  # a Sunday
+
+
+@pytest.fixture
+def one_bet_cohort():  # type: ignore[no-untyped-def]
+    """A function (engine, stake in USD) → (cohort, t0, later): one market at 0.40 on t0, a cohort whose one
+    agent "a" buys YES for the stake with a stated P(YES) of 0.9, and the price moved to 0.70 at `later` (t0 + 3 days);
+    nothing resolved."""
+    from datetime import datetime, timedelta, timezone
+
+    from arena.domain.decision import Bet, Decision
+    from arena.domain.market import YES, Market, Quote
+    from arena.domain.sizing import CohortRules
+    from arena.money import Money, Price
+    from arena.services import decide, ingest
+    from arena.services.cohorts import LineupEntry, start_cohort
+    from arena.store.engine import session_scope
+
+    def build(engine, stake):  # type: ignore[no-untyped-def]
+        t0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
+        m = Market(id="sim:1", venue="sim", question="?", close_time=t0 + timedelta(days=30))
+        with session_scope(engine) as s:
+            ingest.record_observations(s, t0, [m], [Quote("sim:1", {YES: Price.of("0.40")}, t0, t0, source="t")])
+            cohort, _ = start_cohort(s, t0, CohortRules(), [LineupEntry("a")], t0)
+
+        class Buy:
+            name = "a"
+
+            def decide(self, view):  # type: ignore[no-untyped-def]
+                return Decision((Bet("sim:1", YES, Money.of(stake), stated_probability=0.9),))
+
+        decide.run_round(engine, cohort, {"a": Buy()}, "r1", t0)
+        later = t0 + timedelta(days=3)
+        with session_scope(engine) as s:
+            ingest.record_observations(s, later, quotes=[Quote("sim:1", {YES: Price.of("0.70")}, later, later,
+                                                               source="t")])
+        return cohort, t0, later
+
+    return build

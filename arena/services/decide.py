@@ -45,7 +45,6 @@ from arena.domain.ledger import Ledger
 from arena.domain.market import YES, Market, MarketKind, Quote
 from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
-from arena.money import Money
 from arena.services.cohorts import agents_of, cohort_rules
 from arena.services.leases import Heartbeat, LeasePolicy, runner_id
 from arena.services.market_facts import StoreMarketFacts

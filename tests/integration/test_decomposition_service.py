@@ -6,14 +6,11 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from arena.cli import main
-from arena.domain.decision import Bet, Decision
 from arena.domain.ledger import fold
-from arena.domain.market import YES, Market, Quote, Resolution
-from arena.domain.sizing import CohortRules
+from arena.domain.market import YES, Resolution
 from arena.domain.valuation import value_ledger
 from arena.money import Money, Price
-from arena.services import decide, ingest
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.services import ingest
 from arena.services.decomposition import decomposition
 from arena.services.mark import price_frame
 from arena.store import repo
@@ -71,24 +68,8 @@ def test_demo_cohorts_parts_add_up_to_each_agents_ledger_pnl(db_url, capsys):
     engine.dispose()
 
 
-def test_an_open_bet_then_its_resolution(engine):
-    t0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
-    m = Market(id="sim:1", venue="sim", question="?", close_time=t0 + timedelta(days=30))
-    with session_scope(engine) as s:
-        ingest.record_observations(s, t0, [m], [Quote("sim:1", {YES: Price.of("0.40")}, t0, t0, source="t")])
-        cohort, _ = start_cohort(s, t0, CohortRules(), [LineupEntry("a")], t0)
-
-    class Buy:
-        name = "a"
-
-        def decide(self, view):
-            return Decision((Bet("sim:1", YES, Money.of(2000), stated_probability=0.9),))
-
-    decide.run_round(engine, cohort, {"a": Buy()}, "r1", t0)
-    later = t0 + timedelta(days=3)
-    with session_scope(engine) as s:
-        ingest.record_observations(s, later, quotes=[Quote("sim:1", {YES: Price.of("0.70")}, later, later,
-                                                           source="t")])
+def test_an_open_bet_then_its_resolution(engine, one_bet_cohort):
+    cohort, t0, later = one_bet_cohort(engine, 2000)
     (bet,) = decomposition(engine, later + timedelta(hours=1)).bets.to_dict("records")
     assert bet["shares"] == 5_000_000_000  # $2,000 at 0.40
     assert bet["expected_pnl"] == 2_500_000_000  # 5,000 × (0.9 − 0.4)

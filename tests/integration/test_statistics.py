@@ -52,23 +52,8 @@ def test_intervals_bracket_the_leaderboard_and_are_reproducible(demo_db):
             assert grp["count"].sum() == int(st.murphy.set_index("group").loc[agent, "n"])
 
 
-def test_interim_scores_use_the_current_price_and_say_so(engine):
-    t0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
-    m = Market(id="sim:1", venue="sim", question="?", close_time=t0 + timedelta(days=30))
-    with session_scope(engine) as s:
-        ingest.record_observations(s, t0, [m], [Quote("sim:1", {YES: Price.of("0.40")}, t0, t0, source="t")])
-        cohort, _ = start_cohort(s, t0, CohortRules(), [LineupEntry("a")], t0)
-
-    class Buy:
-        name = "a"
-
-        def decide(self, view):
-            return Decision((Bet("sim:1", YES, Money.of(2500), stated_probability=0.9),))
-
-    decide.run_round(engine, cohort, {"a": Buy()}, "r1", t0)
-    later = t0 + timedelta(days=3)
-    with session_scope(engine) as s:
-        ingest.record_observations(s, later, quotes=[Quote("sim:1", {YES: Price.of("0.70")}, later, later, source="t")])
+def test_interim_scores_use_the_current_price_and_say_so(engine, one_bet_cohort):
+    cohort, t0, later = one_bet_cohort(engine, 2500)
     st = cohort_statistics(engine, later + timedelta(hours=1), n_boot=50)[cohort.name]
     row = st.interim.set_index("agent").loc["a"]
     assert bool(row["provisional"]) and row["n_provisional"] == 1
