@@ -148,17 +148,31 @@ def cohort_differences(scores: pd.DataFrame, a: str, b: str, *, cohort: str = "c
         raise ValueError(f"scores frame lacks column(s) {missing}")
     df = scores[need].dropna(subset=[value])
     cell = df[df[agent].isin([a, b])].groupby([cohort, question, agent])[value].mean().unstack(agent)
+    return differences_from_cells(cell.rename_axis(index=["cohort", "question"]), a, b, level)
+
+
+def score_cells(scores: pd.DataFrame, *, cohort: str = "cohort", agent: str = "agent", question: str = "question",
+                value: str = "brier") -> pd.DataFrame:
+    """Every agent's mean value per (cohort, question): index (cohort, question), one column per agent — computed
+    once, then `differences_from_cells` takes any pair from it."""
+    df = scores[[cohort, agent, question, value]].dropna(subset=[value])
+    return (df.groupby([cohort, question, agent])[value].mean().unstack(agent)
+            .rename_axis(index=["cohort", "question"]))
+
+
+def differences_from_cells(cell: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """`cohort_differences` from a `score_cells` table."""
     cols = ["cohort", "n", "difference", "se", "ci_low", "ci_high", "weight"]
     if cell.empty or a not in cell.columns or b not in cell.columns:
         return pd.DataFrame({c: pd.Series(dtype=float if c != "cohort" else object) for c in cols})
     diff = (cell[a] - cell[b]).dropna().rename("d").reset_index()
-    g = diff.groupby(cohort)["d"]
+    g = diff.groupby("cohort")["d"]
     out = pd.DataFrame({"n": g.size(), "difference": g.mean(), "sd": g.std(ddof=1)}).reset_index()
     out["se"] = out["sd"] / np.sqrt(out["n"])
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     out["ci_low"], out["ci_high"] = out["difference"] - z * out["se"], out["difference"] + z * out["se"]
     out["weight"] = dersimonian_laird(out["difference"], out["se"], level).weights
-    return out.rename(columns={cohort: "cohort"})[cols]
+    return out[cols]
 
 
 def meta_compare(scores: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL,
@@ -168,4 +182,5 @@ def meta_compare(scores: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LE
     return dersimonian_laird(rows["difference"], rows["se"], level), rows
 
 
-__all__ = ["MetaAnalysis", "cohort_differences", "dersimonian_laird", "meta_compare", "t_quantile"]
+__all__ = ["MetaAnalysis", "cohort_differences", "dersimonian_laird", "differences_from_cells", "meta_compare",
+           "score_cells", "t_quantile"]

@@ -770,7 +770,10 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
                                        sum(r.pnl_micros for r in rows), leader))
     boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
-    return IndexPage(as_of, headline(boards.overall, boards.rank_by), {k: tuple(v) for k, v in links.items()},
+    model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
+                                                                  boards.overall.get("kind", ())) if k != "reference"}
+    return IndexPage(as_of, headline(boards.overall, boards.rank_by, model_links),
+                     {k: tuple(v) for k, v in links.items()},
                      tuple(overall), tuple(summaries), column_help(),
                      PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills)
 

@@ -56,6 +56,8 @@ def page_path(endpoint: str, key: object = None) -> str:
         return f"agents/{int(key)}.html"  # type: ignore[call-overload]
     if endpoint == "market":
         return f"markets/{slug(str(key))}.html"
+    if endpoint == "model":
+        return f"models/{slug(str(key))}.html"
     if endpoint == "static":
         name = str(key)
         if not re.fullmatch(r"[a-z0-9_.-]+", name) or ".." in name:

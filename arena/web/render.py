@@ -22,9 +22,10 @@ from sqlalchemy.engine import Engine
 
 from arena.clock import utc
 from arena.services.point_in_time import backend, remember_backend, store_as_of
-from arena.store.tables import CohortRow
+from arena.store.tables import AgentRow, CohortRow
 from arena.services.standings import Boards, boards_json, standings as compute_boards
 from arena.web import contexts as ctx
+from arena.web.model_page import model_contexts
 from arena.web.env import page_path, render_page, slug
 
 TEMPLATE = {
@@ -35,6 +36,7 @@ TEMPLATE = {
     "methodology": "methodology.html",
     "operations": "operations.html",
     "statistics": "statistics.html",
+    "model": "model.html",
 }
 
 STATISTICS_DRAWS = 1000
@@ -155,6 +157,10 @@ tr.groups th { font-weight: 600; color: var(--muted); text-align: center; border
 svg .rule.count { stroke: none; }
 svg .rule-label.count { fill: var(--fg); font-size: 11px; }
 svg .marker.bin { fill: #2457c5; }
+svg .rule.ci { stroke-dasharray: none; stroke: #2457c5; stroke-width: 2; }
+svg .rule.ci.pooled { stroke: #111; stroke-width: 3; }
+svg .marker.cohort { fill: #2457c5; }
+svg .marker.pooled { fill: #111; }
 table.heat td.cell { text-align: center; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.heat td.sig-better { background: #dcf3e4; } table.heat td.sig-worse { background: #fbe3e1; }
 table.heat td.sig-better.strong { background: #a9dfbc; } table.heat td.sig-worse.strong { background: #f2b8b2; }
@@ -402,7 +408,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     started = time.perf_counter()
     as_of = utc(as_of)
     out = Path(out_dir)
-    for sub in ("cohorts", "agents", "markets", "static"):
+    for sub in ("cohorts", "agents", "markets", "models", "static"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     report = RenderReport(out, as_of)
     fork = parallel and _can_fork(engine)
@@ -432,6 +438,8 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     stage("index and cohort contexts")
     count(_render_pages(out, "cohort", list(cohorts.items())))
     stage("cohort render")
+    count(_render_pages(out, "model", list(model_contexts(engine, as_of, None, standings, luck).items())))
+    stage("model pages")
     agents = list(ctx.agent_contexts(engine, as_of, None, standings, luck).items())
     stage("agent contexts")
     if fork:
@@ -455,8 +463,8 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
                                            else compute_boards(engine, as_of)))
     _write(out, DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
     stage("api")
-    report.pages = {k: report.pages[k] for k in ("index", "cohort", "agent", "market", "methodology", "operations",
-                                                 "statistics") if k in report.pages}
+    report.pages = {k: report.pages[k] for k in ("index", "cohort", "model", "agent", "market", "methodology",
+                                                 "operations", "statistics") if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
 
@@ -530,6 +538,14 @@ def _cohort_name(engine: Engine, s: str) -> str | None:
         return next((n for n in conn.scalars(select(CohortRow.name)) if slug(n) == s), None)
 
 
+def _model_name(engine: Engine, s: str) -> str | None:
+    name = unslug(s)
+    if name is not None:
+        return name
+    with engine.connect() as conn:  # an overlong (hashed) slug
+        return next((n for n in conn.scalars(select(AgentRow.name).distinct()) if slug(n) == s), None)
+
+
 def _market_id(engine: Engine, s: str) -> str | None:
     mid = unslug(s)
     if mid is not None:
@@ -564,7 +580,7 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     if path in builders:
         kind = path[: -len(".html")]
         return html, render_page(TEMPLATE[kind], builders[path](), path)
-    m = re.fullmatch(r"(cohorts|agents|markets)/([^/]+)\.html", path)
+    m = re.fullmatch(r"(cohorts|agents|markets|models)/([^/]+)\.html", path)
     if m is None:
         return None
     folder, key = m.groups()
@@ -584,6 +600,10 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         page = (replace(ctx.statistics_context(as_of, st, STATISTICS_DRAWS), cohort_href=page_path("cohort", name))
                 if st is not None else None)
         kind = "statistics"
+    elif folder == "models":
+        name = _model_name(engine, key)
+        page = model_contexts(engine, as_of, [name]).get(name) if name is not None else None
+        kind = "model"
     elif folder == "cohorts":
         name = _cohort_name(engine, key)
         page = ctx.cohort_contexts(engine, as_of, [name]).get(name) if name is not None else None

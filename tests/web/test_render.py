@@ -43,16 +43,17 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
     with Session(engine) as s:
         cohorts = list(s.scalars(select(CohortRow.name)))
         agents = list(s.scalars(select(AgentRow.id)))
+        models = set(s.scalars(select(AgentRow.name)))
         markets = {r[0] for r in s.execute(union(select(FillRow.market_id), select(ForecastRow.market_id))).all()}
     expected = {"index.html", "methodology.html", "operations.html"}
     expected |= {page_path("cohort", c) for c in cohorts} | {page_path("agent", a) for a in agents}
     expected |= {page_path("statistics", c) for c in cohorts}
-    expected |= {page_path("market", m) for m in markets}
+    expected |= {page_path("market", m) for m in markets} | {page_path("model", m) for m in models}
     written = {str(p.relative_to(out)) for p in out.rglob("*.html")}
     assert written == expected
     assert report.total_pages == len(expected)
     assert report.pages == {"index": 1, "cohort": len(cohorts), "statistics": len(cohorts), "agent": len(agents),
-                            "market": len(markets),
+                            "market": len(markets), "model": len(models),
                             "methodology": 1, "operations": 1}
     assert (out / "static" / "site.css").is_file() and (out / "static" / "sort.js").is_file()
 

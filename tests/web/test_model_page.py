@@ -1,0 +1,89 @@
+"""The model page where users look: linked from the index's overall board; its pooled headline card is the overall
+board's number; each cohort row is that cohort's headline row; the meta-analysis rows are `services.models`'
+own numbers, and the forest plot draws one marker per cohort plus the pooled diamond; cost is the stored calls'."""
+
+import re
+
+import pytest
+
+from arena.scoring.headline import REF_MARKET
+from arena.services.models import model_comparisons
+from arena.services.standings import standings
+from arena.web.env import money, number, page_path
+from arena.web.render import render_path, render_site
+
+
+@pytest.fixture
+def site(sim_arena, tmp_path):
+    out = tmp_path / "site"
+    render_site(sim_arena.engine, out, sim_arena.as_of)
+    return out
+
+
+def test_the_index_links_every_model_to_its_page_and_the_page_agrees_with_the_boards(sim_arena, site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    boards = standings(sim_arena.engine, sim_arena.as_of)
+    models = [m for m, k in zip(boards.overall["model"], boards.overall["kind"]) if k != "reference"]
+    assert len(models) >= 4
+    for model in models:
+        href = page_path("model", model)
+        assert f'href="{href}"' in index
+        text = (site / href).read_text(encoding="utf-8")
+        row = boards.overall.set_index("model").loc[model]
+        card = re.search(r'id="model-forecast-brier">([^<]+)<', text).group(1)
+        assert card == number(row["forecast_brier"]) != "—"
+        # one row per cohort the model ran in, each showing that cohort's headline number
+        table = text[text.index('id="model-cohorts"'):]
+        table = table[: table.index("</table>")]
+        seats = [(b.name, b.rows.set_index("agent").loc[model]) for b in boards.cohorts
+                 if model in set(b.rows["agent"])]
+        assert table.count("<tr>") - 1 == len(seats)
+        for cohort, seat in seats:
+            assert cohort in table and number(seat["forecast_brier"]) in table
+    # references get no page
+    assert not (site / page_path("model", REF_MARKET)).exists()
+
+
+def test_meta_analysis_rows_and_forest_plot_are_the_services_numbers(engine, populate_arena, tmp_path):
+    arena = populate_arena(engine, days=45, cohorts=4)  # four cohorts, all with resolved questions
+    site = tmp_path / "site"
+    render_site(engine, site, arena.as_of)
+    comps = model_comparisons(engine, arena.as_of)
+    model = "oracle-sharp"
+    text = (site / page_path("model", model)).read_text(encoding="utf-8")
+    meta = text[text.index('id="meta"'):]
+    meta = meta[: meta.index("</table>")]
+    by = {c.versus: c for c in comps[model]}
+    assert REF_MARKET in by and len(by) >= 4
+    for versus, c in by.items():
+        assert versus in meta
+        assert number(c.meta.estimate, 4, True) in meta
+        lo, hi = c.pooled_interval
+        assert c.meta.k == 4 and lo <= c.meta.estimate <= hi
+        # the verdict follows the pooled interval
+        if hi < 0:
+            assert c.verdict == "better in general"
+        elif lo > 0:
+            assert c.verdict == "worse in general"
+        else:
+            assert "general" not in c.verdict
+        assert c.better_in + c.worse_in <= c.meta.k and abs(float(c.meta.weights.sum()) - 1) < 1e-9
+    # the forest plot vs the market: a marker per cohort and the pooled diamond, titled with their numbers
+    market = by[REF_MARKET]
+    svg = text[text.index(f"{model} − the market"):]
+    svg = svg[: svg.index("</svg>")]
+    assert svg.count('class="marker cohort"') == len(market.cohorts) == 4
+    assert svg.count('class="marker pooled"') == 1
+    assert f"pooled {market.meta.estimate:+.4f}" in svg
+
+
+def test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page(sim_arena, site):
+    # the fixture stores two calls (1,234 + 1,500 micro-USD) on one decision of the first bettor
+    pages = {p: p.read_text(encoding="utf-8") for p in (site / "models").glob("*.html")}
+    costed = [t for t in pages.values() if re.search(r'id="model-cost">([^<]+)<', t).group(1) != "—"]
+    assert len(costed) == 1 and money(2_734) in costed[0]
+    path = next(iter(sorted(pages)))
+    rel = f"models/{path.name}"
+    served = render_path(sim_arena.engine, rel, sim_arena.as_of)
+    assert served is not None and served[1] == pages[path]
+    assert render_path(sim_arena.engine, "models/no_such_model.html", sim_arena.as_of) is None
