@@ -58,16 +58,25 @@ class Comparison:
 
 def ablation_pairs(engine: Engine, cohort: str | None = None) -> list[tuple[str, str, str]]:
     """(base, variant, factor) for every seat frozen with `variant_of`, in the named cohort or any."""
+    seen: dict[tuple[str, str], str] = {}
+    for name, pairs in ablation_pairs_by_cohort(engine, cohort).items():
+        for base, variant, factor in pairs:
+            seen.setdefault((base, variant), factor)
+    return [(a, b, f) for (a, b), f in sorted(seen.items())]
+
+
+def ablation_pairs_by_cohort(engine: Engine, cohort: str | None = None) -> dict[str, list[tuple[str, str, str]]]:
+    """cohort → its (base, variant, factor) pairs, sorted, for the cohorts (the named one, or all) that have any."""
     with Session(engine) as s:
         q = select(AgentRow.name, AgentRow.config, CohortRow.name).join(CohortRow, CohortRow.id == AgentRow.cohort_id)
         if cohort is not None:
             q = q.where(CohortRow.name == cohort)
-        seen: dict[tuple[str, str], str] = {}
-        for name, config, _ in s.execute(q).all():
+        out: dict[str, dict[tuple[str, str], str]] = {}
+        for name, config, cohort_name in s.execute(q).all():
             base = (config or {}).get("variant_of")
             if base:
-                seen.setdefault((str(base), name), str((config or {}).get("factor") or ""))
-    return [(a, b, f) for (a, b), f in sorted(seen.items())]
+                out.setdefault(cohort_name, {}).setdefault((str(base), name), str((config or {}).get("factor") or ""))
+    return {c: [(a, b, f) for (a, b), f in sorted(pairs.items())] for c, pairs in out.items()}
 
 
 def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, as_of: datetime) -> dict[int, str]:
@@ -229,4 +238,4 @@ def compare_text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Comparison", "ablation_pairs", "compare", "compare_text", "resolution_times"]
+__all__ = ["Comparison", "ablation_pairs", "ablation_pairs_by_cohort", "compare", "compare_text", "resolution_times"]

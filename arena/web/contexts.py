@@ -793,6 +793,45 @@ class CohortPage:
     equity: Chart
     provisional_min: int
     skill_luck: tuple[tuple[str, str, SkillLuck], ...] = ()  # agent, its page, its P/L split (agents with bets)
+    ablations: tuple[AblationRow, ...] = ()  # the cohort's variant_of pairs (same numbers as its statistics page)
+    statistics_href: str = ""
+
+
+@dataclass(frozen=True)
+class AblationRow:
+    """One ablation pair of a cohort: variant − base forecast Brier over the shared questions (< 0: the variant
+    forecasts better), its paired-bootstrap interval and p, and the date its confidence sequence first excluded 0."""
+
+    base: str
+    variant: str
+    factor: str
+    n: int
+    estimate: float
+    lo: float
+    hi: float
+    p_value: float
+    first_date: str | None
+
+
+def cohort_ablations(engine: Engine, as_of: datetime, names: Sequence[str] | None = None
+                     ) -> dict[str, tuple[AblationRow, ...]]:
+    """cohort → its ablation pairs compared (`services.ablation.compare` with the statistics page's draws and seed,
+    so both pages show the same numbers)."""
+    from arena.services.ablation import ablation_pairs_by_cohort, compare
+    from arena.services.statistics import DEFAULT_DRAWS
+
+    out = {}
+    for cohort, pairs in ablation_pairs_by_cohort(engine).items():
+        if names is not None and cohort not in names:
+            continue
+        rows = []
+        for base, variant, factor in pairs:
+            c = compare(engine, base, variant, as_of, [cohort], n_boot=DEFAULT_DRAWS, seed=0)
+            d = c.differences["forecast_brier"]
+            rows.append(AblationRow(base, variant, factor, int(d.n), d.estimate, d.lo, d.hi, d.p_value,
+                                    c.sequence.get("first_date")))
+        out[cohort] = tuple(rows)
+    return out
 
 
 def _flat(value: Any) -> str:
@@ -820,6 +859,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
     st = standings or load_standings(engine, as_of, None if names is None else ids)
     if luck is None:
         luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])
+    ablations = cohort_ablations(engine, as_of, None if names is None else [r[1] for r in rows])
     out = {}
     for cid, name, rules, lineup in rows:
         info = infos[cid]
@@ -837,6 +877,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
                          for e in (lineup or []) if isinstance(e, dict)),
             decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
             skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
+            ablations=ablations.get(name, ()), statistics_href=page_path("statistics", name),
         )
     return out
 

@@ -196,3 +196,24 @@ def test_demo_statistics_page_shows_the_ablation_table(demo_db):
     assert rows["forecast_brier"]["lo"] <= rows["forecast_brier"]["estimate"] <= rows["forecast_brier"]["hi"]
     spread = tables["Replicates: run-to-run spread"]
     assert {r["agent"] for r in spread.rows} == {"forecaster-v1", "forecaster-v2"}
+
+
+def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_numbers(demo_db):
+    from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
+    from arena.web.contexts import cohort_contexts
+    from arena.web.env import number, page_path, render_page
+
+    name = "cohort-2026-01-04"
+    engine = make_engine(demo_db)
+    page = cohort_contexts(engine, LATER, [name])[name]
+    (row,) = page.ablations
+    assert (row.base, row.variant) == ("forecaster-v1", "forecaster-v2") and row.n > 0
+    st = cohort_statistics(engine, LATER, [name], n_boot=DEFAULT_DRAWS)[name]
+    stats = st.ablations.set_index("metric").loc["forecast_brier"]
+    assert (row.estimate, row.lo, row.hi) == (stats["estimate"], stats["lo"], stats["hi"])
+    assert row.lo <= row.estimate <= row.hi
+    text = render_page("cohort.html", page, page_path("cohort", name))
+    section = text[text.index('id="ablations"'):]
+    section = section[: section.index("</table>")]
+    assert "forecaster-v2" in section and number(row.estimate, 4, True) in section
+    assert (row.first_date or "not yet") in section
