@@ -733,6 +733,23 @@ class IndexPage:
     n_agents: int
     n_markets: int
     n_fills: int
+    chart: Chart | None = None  # the headline per model with its interval, references marked
+
+
+def _num3(v: float) -> str:
+    return f"{v:.3f}" if math.isfinite(_f(v)) else "—"
+
+
+def headline_chart(h: Headline) -> Chart:
+    """The overall headline board as a chart: one row per model (best first), its score and 95 % interval; the
+    reference rows drawn apart."""
+    rows = [IntervalRow(r.name + (" (ref.)" if r.is_reference and not r.name.endswith("(reference)") else ""),
+                        r.forecast_brier, r.forecast_brier_lo, r.forecast_brier_hi,
+                        "reference" if r.is_reference else "model",
+                        f"{r.name}: {_num3(r.forecast_brier)} [{_num3(r.forecast_brier_lo)}, "
+                        f"{_num3(r.forecast_brier_hi)}], rank {r.rank_label or '—'}")
+            for r in h.rows]
+    return interval_chart(f"{h.rank_label} per model with its 95 % interval", rows)
 
 
 def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None) -> IndexPage:
@@ -772,10 +789,11 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
     model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
                                                                   boards.overall.get("kind", ())) if k != "reference"}
-    return IndexPage(as_of, headline(boards.overall, boards.rank_by, model_links),
-                     {k: tuple(v) for k, v in links.items()},
+    head = headline(boards.overall, boards.rank_by, model_links)
+    return IndexPage(as_of, head, {k: tuple(v) for k, v in links.items()},
                      tuple(overall), tuple(summaries), column_help(),
-                     PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills)
+                     PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills,
+                     headline_chart(head) if boards.rank_by == "forecast_brier" else None)
 
 
 # --- cohort ----------------------------------------------------------------------------------------------------
@@ -1793,6 +1811,60 @@ def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
     line = Series(title, " ".join(f"{x(f)},{y(o)}" for f, o, _, _ in pts), "s0")
     return Chart(title, _RW, _RH, left, top, right, bottom, (line,), tuple(markers), tuple(rules), x_ticks,
                  y_ticks, False, False)
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One row of an `interval_chart`: a point with its interval (NaN bounds: the point alone)."""
+
+    label: str
+    estimate: float
+    lo: float
+    hi: float
+    css: str  # the marker's class (e.g. "cohort", "pooled", "reference")
+    title: str  # the marker's tooltip
+
+
+_IW, _IL, _IR, _IT, _IROW, _IB = 900, 190.0, 24.0, 30.0, 24.0, 34.0
+
+
+def interval_chart(title: str, rows: Sequence[IntervalRow], *, rule_at: float | None = None, rule_label: str = "",
+                   signed: bool = False) -> Chart:
+    """Points with their intervals, one row each top to bottom (a forest plot, or a board's scores with their
+    95 % intervals), an optional vertical reference line (e.g. at 0), x ticks on a round step."""
+    rows = [r for r in rows if math.isfinite(_f(r.estimate))]
+    height = int(_IT + _IROW * max(len(rows), 1) + _IB)
+    left, right, top, bottom = _IL, _IW - _IR, _IT, height - _IB
+    if not rows:
+        return Chart(title, _IW, height, left, top, right, bottom, (), (), (), (), (), True, False)
+    values = [v for r in rows for v in (r.estimate, r.lo, r.hi) if math.isfinite(_f(v))]
+    values += [rule_at] if rule_at is not None else []
+    x0, x1 = min(values), max(values)
+    pad = max((x1 - x0) * 0.08, 0.005)
+    x0, x1 = x0 - pad, x1 + pad
+
+    def x(v: float) -> float:
+        return round(left + (v - x0) / (x1 - x0) * (right - left), 1)
+
+    rules, markers, y_ticks = [], [], []
+    if rule_at is not None:
+        rules.append(Rule(x(rule_at), top, x(rule_at), bottom, rule_label, "ref", x(rule_at) + 4, top - 8, "start"))
+    for i, r in enumerate(rows):
+        yy = round(top + _IROW * (i + 0.5), 1)
+        y_ticks.append(Tick(yy, r.label))
+        if math.isfinite(_f(r.lo)) and math.isfinite(_f(r.hi)):
+            rules.append(Rule(x(r.lo), yy, x(r.hi), yy, "", f"ci {r.css}", 0, 0, "start"))
+        markers.append(Marker(x(r.estimate), yy, _marker_path(x(r.estimate), yy, "dot"), r.css, r.title))
+    raw = (x1 - x0) / 5
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(k * mag for k in (1, 2, 5, 10) if k * mag >= raw)
+    x_ticks, v = [], math.ceil(x0 / step) * step
+    while v <= x1 + 1e-12:
+        label = ("0" if abs(v) < 1e-12 else f"{v:+.2f}") if signed else f"{v:.2f}"
+        x_ticks.append(Tick(x(v), label))
+        v += step
+    return Chart(title, _IW, height, left, top, right, bottom, (), tuple(markers), tuple(rules), tuple(x_ticks),
+                 tuple(y_ticks), False, False)
 
 
 @dataclass(frozen=True)

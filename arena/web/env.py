@@ -58,6 +58,10 @@ def page_path(endpoint: str, key: object = None) -> str:
         return f"markets/{slug(str(key))}.html"
     if endpoint == "model":
         return f"models/{slug(str(key))}.html"
+    if endpoint == "cohort_api":
+        return f"api/cohorts/{slug(str(key))}.json"
+    if endpoint == "model_api":
+        return f"api/models/{slug(str(key))}.json"
     if endpoint == "static":
         name = str(key)
         if not re.fullmatch(r"[a-z0-9_.-]+", name) or ".." in name:

@@ -26,15 +26,13 @@ from arena.web.contexts import (
     BoardRow,
     Chart,
     CohortInfo,
-    Marker,
-    Rule,
+    IntervalRow,
     SkillLuck,
     Standings,
-    Tick,
     _cohort_infos,
-    _marker_path,
     board_rows,
     equity_chart,
+    interval_chart,
     load_standings,
     skill_luck,
 )
@@ -95,67 +93,22 @@ class ModelPage:
 
 # --- the forest plot --------------------------------------------------------------------------------------------
 
-_FW, _FL, _FR, _FT, _ROW, _FB = 900, 170.0, 24.0, 30.0, 24.0, 34.0
-
-
 def forest_chart(title: str, comparison: ModelComparison) -> Chart:
     """One row per cohort (its difference and 95 % interval, the marker's title giving n and its pooling weight)
     and the pooled random-effects estimate as a diamond with its interval; a vertical line at 0 (no difference).
     Left of 0 the model forecast better."""
-    rows = comparison.cohorts
-    n_rows = len(rows) + 1
-    height = int(_FT + _ROW * n_rows + _FB)
-    left, right, top, bottom = _FL, _FW - _FR, _FT, height - _FB
-    lo_hi = [v for v in [*rows["ci_low"], *rows["ci_high"], *rows["difference"], *comparison.pooled_interval, 0.0]
-             if isinstance(v, float) and math.isfinite(v)]
-    x0, x1 = min(lo_hi), max(lo_hi)
-    pad = max((x1 - x0) * 0.08, 0.005)
-    x0, x1 = x0 - pad, x1 + pad
-
-    def x(v: float) -> float:
-        return round(left + (v - x0) / (x1 - x0) * (right - left), 1)
-
-    def y(i: int) -> float:
-        return round(top + _ROW * (i + 0.5), 1)
-
-    rules = [Rule(x(0.0), top, x(0.0), bottom, "0 = no difference", "ref", x(0.0) + 4, top - 8, "start")]
-    markers = []
-    y_ticks = []
-    for i, r in enumerate(rows.to_dict("records")):
-        yy = y(i)
-        y_ticks.append(Tick(yy, str(r["cohort"])))
-        if math.isfinite(r["ci_low"]) and math.isfinite(r["ci_high"]):
-            rules.append(Rule(x(r["ci_low"]), yy, x(r["ci_high"]), yy, "", "ci", 0, 0, "start"))
+    rows = []
+    for r in comparison.cohorts.to_dict("records"):
         weight = r["weight"]
         share = f", weight {weight * 100:.0f} %" if isinstance(weight, float) and math.isfinite(weight) else ""
-        markers.append(Marker(x(r["difference"]), yy, _marker_path(x(r["difference"]), yy, "dot"), "cohort",
-                              f"{r['cohort']}: {r['difference']:+.4f} over {int(r['n'])} questions "
-                              f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]{share}"))
+        rows.append(IntervalRow(str(r["cohort"]), r["difference"], r["ci_low"], r["ci_high"], "cohort",
+                                f"{r['cohort']}: {r['difference']:+.4f} over {int(r['n'])} questions "
+                                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]{share}"))
     m = comparison.meta
-    yy = y(len(rows))
-    y_ticks.append(Tick(yy, "pooled (random effects)"))
     plo, phi = comparison.pooled_interval
-    if math.isfinite(m.estimate):
-        if math.isfinite(plo) and math.isfinite(phi):
-            rules.append(Rule(x(plo), yy, x(phi), yy, "", "ci pooled", 0, 0, "start"))
-        markers.append(Marker(x(m.estimate), yy, _marker_path(x(m.estimate), yy, "diamond"), "pooled",
-                              f"pooled {m.estimate:+.4f} [{plo:+.4f}, {phi:+.4f}], I² {m.i2:.0f} %, "
-                              f"{m.k} cohorts"))
-    step = _tick_step(x1 - x0)
-    first = math.ceil(x0 / step) * step
-    x_ticks = []
-    v = first
-    while v <= x1 + 1e-12:
-        x_ticks.append(Tick(x(v), f"{v:+.2f}" if abs(v) > 1e-12 else "0"))
-        v += step
-    return Chart(title, _FW, height, left, top, right, bottom, (), tuple(markers), tuple(rules), tuple(x_ticks),
-                 tuple(y_ticks), False, False)
-
-
-def _tick_step(span: float) -> float:
-    raw = span / 5
-    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 0.01
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    rows.append(IntervalRow("pooled (random effects)", m.estimate, plo, phi, "pooled",
+                            f"pooled {m.estimate:+.4f} [{plo:+.4f}, {phi:+.4f}], I² {m.i2:.0f} %, {m.k} cohorts"))
+    return interval_chart(title, rows, rule_at=0.0, rule_label="0 = no difference", signed=True)
 
 
 # --- the context ------------------------------------------------------------------------------------------------

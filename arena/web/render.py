@@ -8,12 +8,14 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import math
 import re
 import signal
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from typing import Any
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -159,8 +161,12 @@ svg .rule-label.count { fill: var(--fg); font-size: 11px; }
 svg .marker.bin { fill: #2457c5; }
 svg .rule.ci { stroke-dasharray: none; stroke: #2457c5; stroke-width: 2; }
 svg .rule.ci.pooled { stroke: #111; stroke-width: 3; }
+svg .rule.ci.model { stroke: #2457c5; }
 svg .marker.cohort { fill: #2457c5; }
 svg .marker.pooled { fill: #111; }
+svg .rule.ci.reference { stroke: #8a93a6; }
+svg .marker.model { fill: #2457c5; }
+svg .marker.reference { fill: #8a93a6; }
 table.heat td.cell { text-align: center; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.heat td.sig-better { background: #dcf3e4; } table.heat td.sig-worse { background: #fbe3e1; }
 table.heat td.sig-better.strong { background: #a9dfbc; } table.heat td.sig-worse.strong { background: #f2b8b2; }
@@ -438,8 +444,17 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     stage("index and cohort contexts")
     count(_render_pages(out, "cohort", list(cohorts.items())))
     stage("cohort render")
-    count(_render_pages(out, "model", list(model_contexts(engine, as_of, None, standings, luck).items())))
+    models = model_contexts(engine, as_of, None, standings, luck)
+    count(_render_pages(out, "model", list(models.items())))
     stage("model pages")
+    doc = boards_json(standings.boards if standings.boards is not None else compute_boards(engine, as_of))
+    for sub in ("cohorts", "models"):
+        (out / "api" / sub).mkdir(parents=True, exist_ok=True)
+    for name, cpage in cohorts.items():
+        _write(out, cohort_api_path(name), cohort_json(cpage, doc))
+    for name, mpage in models.items():
+        _write(out, model_api_path(name), model_json(mpage, doc))
+    stage("cohort and model JSON")
     agents = list(ctx.agent_contexts(engine, as_of, None, standings, luck).items())
     stage("agent contexts")
     if fork:
@@ -480,6 +495,54 @@ def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: s
 def leaderboard_json(boards: Boards) -> str:
     """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them."""
     return json.dumps(boards_json(boards), indent=2) + "\n"
+
+
+def cohort_api_path(name: str) -> str:
+    return page_path("cohort_api", name)
+
+
+def model_api_path(name: str) -> str:
+    return page_path("model_api", name)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe: NaN and infinities as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def cohort_json(page: ctx.CohortPage, doc: Mapping[str, Any]) -> str:
+    """/api/cohorts/<slug>.json: the cohort's headline board as /api/leaderboard.json has it, each agent's skill vs
+    luck (micro-USD) and its ablation pairs — the cohort page's numbers."""
+    name = page.cohort.name
+    board = next((c for c in doc["cohorts"] if c["name"] == name), {"status": page.cohort.status, "rows": []})
+    return json.dumps(_plain({
+        "as_of": doc["as_of"], "rank_by": doc["rank_by"], "cohort": name, "status": board["status"],
+        "rows": board["rows"],
+        "skill_luck": [{"agent": agent, **{f: getattr(d, f) for f in ctx.SKILL_LUCK_FIELDS}, "luck": d.luck}
+                       for agent, _, d in page.skill_luck],
+        "ablations": [asdict(a) for a in page.ablations],
+    }), indent=2) + "\n"
+
+
+def model_json(page: Any, doc: Mapping[str, Any]) -> str:
+    """/api/models/<slug>.json: the model's overall row and its row of each cohort's board (as
+    /api/leaderboard.json has them), and its meta-analyses against every other forecaster — the model page's
+    numbers."""
+    name = page.name
+    return json.dumps(_plain({
+        "as_of": doc["as_of"], "rank_by": doc["rank_by"], "model": name,
+        "overall": next((r for r in doc["overall"] if r["model"] == name), None),
+        "cohorts": [{"cohort": c["name"], "status": c["status"], "row": r}
+                    for c in doc["cohorts"] for r in c["rows"] if r["agent"] == name],
+        "comparisons": [asdict(c) for c in page.comparisons],
+        "cost": {**asdict(page.cost), "per_resolved_forecast_micros": page.cost.per_resolved_forecast_micros},
+    }), indent=2) + "\n"
 
 
 def decomposition_json(engine: Engine, as_of: datetime,
@@ -538,6 +601,17 @@ def _cohort_name(engine: Engine, s: str) -> str | None:
         return next((n for n in conn.scalars(select(CohortRow.name)) if slug(n) == s), None)
 
 
+def _api_page(engine: Engine, as_of: datetime, folder: str, key: str) -> Page | None:
+    doc = boards_json(compute_boards(engine, as_of))
+    if folder == "cohorts":
+        name = _cohort_name(engine, key)
+        cpage = ctx.cohort_contexts(engine, as_of, [name]).get(name) if name is not None else None
+        return None if cpage is None else ("application/json; charset=utf-8", cohort_json(cpage, doc))
+    name = _model_name(engine, key)
+    mpage = model_contexts(engine, as_of, [name]).get(name) if name is not None else None
+    return None if mpage is None else ("application/json; charset=utf-8", model_json(mpage, doc))
+
+
 def _model_name(engine: Engine, s: str) -> str | None:
     name = unslug(s)
     if name is not None:
@@ -569,6 +643,9 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         return "application/json; charset=utf-8", leaderboard_json(compute_boards(engine, as_of))
     if path == DECOMPOSITION_PATH:
         return "application/json; charset=utf-8", decomposition_json(engine, as_of)
+    api = re.fullmatch(r"api/(cohorts|models)/([^/]+)\.json", path)
+    if api is not None:
+        return _api_page(engine, as_of, *api.groups())
     if path.startswith("static/"):
         asset = STATIC.get(path[len("static/"):])
         return asset if asset is not None else None

@@ -87,3 +87,45 @@ def test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page(sim_a
     served = render_path(sim_arena.engine, rel, sim_arena.as_of)
     assert served is not None and served[1] == pages[path]
     assert render_path(sim_arena.engine, "models/no_such_model.html", sim_arena.as_of) is None
+
+
+def test_the_index_charts_each_models_headline_with_its_interval(sim_arena, site):
+    boards = standings(sim_arena.engine, sim_arena.as_of)
+    scored = boards.overall[boards.overall["forecast_brier"].notna()]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    svg = index[index.index("Forecast Brier per model with its 95 % interval"):]
+    svg = svg[: svg.index("</svg>")]
+    models = scored[scored["kind"] != "reference"]
+    assert svg.count('class="marker model"') == len(models) >= 4
+    assert svg.count('class="marker reference"') == len(scored) - len(models) == 2
+    for _, r in scored.iterrows():  # every point is titled with the board's own numbers
+        assert f"{r['model']}: {r['forecast_brier']:.3f} [{r['forecast_brier_lo']:.3f}, " in svg
+
+
+def test_cohort_and_model_json_carry_the_pages_numbers_and_are_served_alike(sim_arena, site):
+    import json
+
+    boards = json.loads((site / "api" / "leaderboard.json").read_text(encoding="utf-8"))
+    for cohort in boards["cohorts"]:
+        path = page_path("cohort_api", cohort["name"])
+        written = (site / path).read_text(encoding="utf-8")
+        data = json.loads(written)
+        assert data["rows"] == cohort["rows"] and data["status"] == cohort["status"]
+        for r in data["skill_luck"]:
+            assert r["pnl"] == r["expected_pnl"] + r["belief_gap"] + r["move_without_belief"] + r["resolution_residual"]
+        assert f'href="../{path}"' in (site / page_path("cohort", cohort["name"])).read_text(encoding="utf-8")
+        assert render_path(sim_arena.engine, path, sim_arena.as_of)[1] == written
+    comps = model_comparisons(sim_arena.engine, sim_arena.as_of)
+    for row in boards["overall"]:
+        if row["kind"] == "reference":
+            assert not (site / page_path("model_api", row["model"])).exists()
+            continue
+        path = page_path("model_api", row["model"])
+        written = (site / path).read_text(encoding="utf-8")
+        data = json.loads(written)
+        assert data["overall"] == row
+        assert [c["cohort"] for c in data["cohorts"]] == [c["name"] for c in boards["cohorts"]
+                                                          if any(r["agent"] == row["model"] for r in c["rows"])]
+        assert [c["versus"] for c in data["comparisons"]] == [c.versus for c in comps.get(row["model"], ())]
+        assert render_path(sim_arena.engine, path, sim_arena.as_of)[1] == written
+    assert render_path(sim_arena.engine, "api/models/nobody.json", sim_arena.as_of) is None
