@@ -473,6 +473,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
         stage("market, methodology and operations pages")
     for name, (_, text) in STATIC.items():
         _write(out, page_path("static", name), text)
+    _write(out, "404.html", not_found_page("404.html").decode("utf-8"))  # for static hosts that serve one
     (out / "api").mkdir(exist_ok=True)
     _write(out, API_PATH, leaderboard_json(standings.boards if standings.boards is not None
                                            else compute_boards(engine, as_of)))
@@ -495,6 +496,20 @@ def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: s
 def leaderboard_json(boards: Boards) -> str:
     """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them."""
     return json.dumps(boards_json(boards), indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class NotFound:
+    path: str  # as asked for (escaped by the template)
+
+
+def not_found_page(path: str) -> bytes:
+    """The styled 404 page, its links relative to the path asked for (so they resolve from any depth)."""
+    rel = path.lstrip("/")
+    safe = rel if len(rel) <= 300 else rel[:300] + "…"
+    # links climb as many folders as the asked path has (at most a few: deeper paths are no page anyway)
+    depth_path = "/".join(["x"] * min(rel.count("/"), 8) + ["404.html"])
+    return render_page("404.html", NotFound(safe), depth_path).encode("utf-8")
 
 
 def cohort_api_path(name: str) -> str:

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock, SystemClock
-from arena.web.render import render_path
+from arena.web.render import not_found_page, render_path
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +27,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-
-NOT_FOUND = (b"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found</title></head>"
-             b"<body><h1>Not found</h1><p><a href=\"/index.html\">Back to the leaderboard</a></p></body></html>")
-
 
 class ArenaServer(ThreadingHTTPServer):
     """A threading HTTP server that knows the database and the clock its pages are rendered with."""
@@ -64,7 +60,7 @@ class PageHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", b"internal error\n", with_body)
             return
         if page is None:
-            self._send(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8", NOT_FOUND, with_body)
+            self._send(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8", not_found_page(path), with_body)
             return
         content_type, text = page
         self._send(HTTPStatus.OK, content_type, text.encode("utf-8"), with_body)

@@ -45,13 +45,13 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
         agents = list(s.scalars(select(AgentRow.id)))
         models = set(s.scalars(select(AgentRow.name)))
         markets = {r[0] for r in s.execute(union(select(FillRow.market_id), select(ForecastRow.market_id))).all()}
-    expected = {"index.html", "methodology.html", "operations.html"}
+    expected = {"index.html", "methodology.html", "operations.html", "404.html"}
     expected |= {page_path("cohort", c) for c in cohorts} | {page_path("agent", a) for a in agents}
     expected |= {page_path("statistics", c) for c in cohorts}
     expected |= {page_path("market", m) for m in markets} | {page_path("model", m) for m in models}
     written = {str(p.relative_to(out)) for p in out.rglob("*.html")}
     assert written == expected
-    assert report.total_pages == len(expected)
+    assert report.total_pages == len(expected) - 1  # the 404 page is not counted as a page of the site
     assert report.pages == {"index": 1, "cohort": len(cohorts), "statistics": len(cohorts), "agent": len(agents),
                             "market": len(markets), "model": len(models),
                             "methodology": 1, "operations": 1}

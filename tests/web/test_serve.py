@@ -72,7 +72,8 @@ def test_serve_answers_pages_over_loopback(live, tmp_path):
 
 UNKNOWN = ["nope.html", "agents/999999.html", "agents/abc.html", "agents/1.html/x", "cohorts/cohort-1999-01-01.html",
            "markets/sim_3a99999.html", "markets/zz_zz.html", "static/other.js", "../../etc/passwd",
-           "%2e%2e/README.md", "templates/base.html", "index.html/..", "db/arena.sqlite"]
+           "%2e%2e/README.md", "templates/base.html", "index.html/..", "db/arena.sqlite",
+           "%3Cscript%3Ealert(1)%3C/script%3E.html"]
 
 
 def test_serve_answers_404_for_unknown_paths(live):
@@ -81,3 +82,7 @@ def test_serve_answers_404_for_unknown_paths(live):
         status, headers, body = _get(server.url + path)
         assert status == 404, path
         assert b"Not found" in body and headers["Content-Type"].startswith("text/html"), path
+        # styled like every page: the stylesheet link climbs back to the root from the asked path's depth
+        depth = min(path.lstrip("/").count("/"), 8)
+        assert f'href="{"../" * depth}static/site.css"'.encode() in body, path
+        assert b"<script" not in body.split(b"</head>")[1], path  # the asked path is escaped, never markup
