@@ -20,7 +20,7 @@ from arena.services.point_in_time import store_as_of
 from arena.services.score import bets_frame, portfolios_frame
 from arena.services.simulation import simulate
 from arena.services.standings import forecast_set_frame, standings
-from arena.store.tables import BoardCacheRow, CohortRow, ForecastRow
+from arena.store.tables import AgentRow, BoardCacheRow, CohortRow, ForecastRow, ResolutionRow
 from arena.venues.simulated import SimulatedUniverse
 
 START = datetime(2026, 1, 4, tzinfo=timezone.utc)
@@ -97,10 +97,15 @@ def test_a_new_fact_moves_only_its_cohorts_key(arena_db):
 
 def test_a_changed_fact_is_recomputed_not_served_stale(arena_db):
     warm = standings(arena_db, LATER, n_boot=N_BOOT)
-    with Session(arena_db) as s:  # a stated forecast of the first cohort's forecast set, turned around
-        row = s.execute(select(ForecastRow).where(ForecastRow.source == "forecast_set")
-                        .order_by(ForecastRow.id)).scalars().first()
-        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=1 - row.probability))
+    with Session(arena_db) as s:  # a stated forecast on a resolved question of the first cohort, moved
+        row = s.execute(
+            select(ForecastRow).join(ResolutionRow, ResolutionRow.market_id == ForecastRow.market_id)
+            .join(AgentRow, AgentRow.id == ForecastRow.agent_id).join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+            .where(ForecastRow.source == "forecast_set", CohortRow.name == warm.cohorts[0].name,
+                   ResolutionRow.kind == "winner")
+            .order_by(ForecastRow.id)).scalars().first()
+        moved = 0.99 if row.probability < 0.5 else 0.01
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=moved))
         s.commit()
     fresh = standings(arena_db, LATER, n_boot=N_BOOT)
     computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)

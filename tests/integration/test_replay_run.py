@@ -111,7 +111,8 @@ def test_replay_run_completes_cohorts_marks_daily_settles_and_is_point_in_time(r
         assert s.scalars(select(FillRow).where(FillRow.kind == "settle")).first() is not None
         assert {r.status for r in s.scalars(select(JobRunRow))} == {"ok"}
         # the scheduler's own jobs ran, each once per period: one decision round per Sunday
-        rounds = [r.period_key for r in s.scalars(select(JobRunRow).where(JobRunRow.job == "decision_round"))]
+        rounds = [r.period_key for r in s.scalars(select(JobRunRow).where(JobRunRow.job == "decision_round")
+                                                  .order_by(JobRunRow.period_key))]
         assert rounds == ["2025-11-02", "2025-11-09", "2025-11-16"]  # 11-23 00:05 is past --until
     eng.dispose()
 
