@@ -243,6 +243,8 @@ def main() -> None:
         by_kind: dict[str, list[str]] = {}
         for p in sorted(site.rglob("*.html")):
             rel = str(p.relative_to(site))
+            if rel == "404.html":  # not a page of the site: what a static host serves for a missing path
+                continue
             kind = rel.split("/")[0] if "/" in rel else rel
             by_kind.setdefault(kind, []).append(rel)
         rng = random.Random(2)

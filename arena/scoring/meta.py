@@ -161,14 +161,25 @@ def score_cells(scores: pd.DataFrame, *, cohort: str = "cohort", agent: str = "a
 
 
 def differences_from_cells(cell: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
-    """`cohort_differences` from a `score_cells` table."""
+    """`cohort_differences` from a `score_cells` table (vectorised: one bincount per sum, so a page can compare
+    every pair of forecasters at once)."""
     cols = ["cohort", "n", "difference", "se", "ci_low", "ci_high", "weight"]
     if cell.empty or a not in cell.columns or b not in cell.columns:
         return pd.DataFrame({c: pd.Series(dtype=float if c != "cohort" else object) for c in cols})
-    diff = (cell[a] - cell[b]).dropna().rename("d").reset_index()
-    g = diff.groupby("cohort")["d"]
-    out = pd.DataFrame({"n": g.size(), "difference": g.mean(), "sd": g.std(ddof=1)}).reset_index()
-    out["se"] = out["sd"] / np.sqrt(out["n"])
+    d = cell[a].to_numpy(dtype=float) - cell[b].to_numpy(dtype=float)
+    ok = np.isfinite(d)
+    codes, cohorts = pd.factorize(cell.index.get_level_values("cohort"), sort=True)
+    c, d = codes[ok], d[ok]
+    k = len(cohorts)
+    n = np.bincount(c, minlength=k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.bincount(c, weights=d, minlength=k) / n
+        ss = np.bincount(c, weights=(d - mean[c]) ** 2, minlength=k)
+        sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
+        se = sd / np.sqrt(n)
+    keep = n > 0
+    out = pd.DataFrame({"cohort": np.asarray(cohorts, dtype=object)[keep], "n": n[keep], "difference": mean[keep],
+                        "se": se[keep]})
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     out["ci_low"], out["ci_high"] = out["difference"] - z * out["se"], out["difference"] + z * out["se"]
     out["weight"] = dersimonian_laird(out["difference"], out["se"], level).weights
