@@ -1,6 +1,7 @@
 """Export: the arena's recorded facts in portable formats — the replay JSON-lines format (so live history can be
-replayed later), and CSV (Parquet where a library for it is installed) of fills, decisions, snapshots and
-scores."""
+replayed later), and CSV (Parquet where a library for it is installed) of fills, decisions, portfolio snapshots,
+scores, stated forecasts, model calls (tokens, cost, latency; prompts and replies on request), markets and their
+price history."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from arena.store.tables import (
     CohortRow,
     DecisionRow,
     FillRow,
+    ForecastRow,
     MarketRow,
+    ModelCallRow,
     PortfolioSnapshotRow,
     PriceSnapshotRow,
     ResolutionRow,
@@ -97,13 +100,17 @@ def _unexportable(m: MarketRow, res: ResolutionRow | None) -> str:
     return ""
 
 
-TABLES = ("fills", "decisions", "snapshots", "scores")
+TABLES = ("fills", "decisions", "snapshots", "scores", "forecasts", "model_calls", "markets", "prices")
+PRICE_CHUNK = 100_000  # price-history rows read and written at a time (years of snapshots do not fit in memory)
 
 
 def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: str | None = None,
-                  parquet: bool = True) -> ExportReport:
-    """fills.csv, decisions.csv, snapshots.csv and scores.csv (and .parquet when pyarrow or fastparquet is
-    installed), for one cohort or for everything. Money columns are exact decimal strings in USD."""
+                  parquet: bool = True, with_text: bool = False) -> ExportReport:
+    """One CSV per table of TABLES (and .parquet when pyarrow or fastparquet is installed), for one cohort or for
+    everything: fills, decisions, portfolio snapshots, scores, stated forecasts, model calls (with their prompts
+    and raw replies only when `with_text`: they are large), the markets the cohort touched (every market
+    without a cohort) and their price history (written in chunks). Money columns are exact decimal strings in
+    USD, prices exact decimals."""
     from arena.services.score import cohort_leaderboards
 
     out = Path(out_dir)
@@ -143,9 +150,36 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                 .join(AgentRow, AgentRow.id == PortfolioSnapshotRow.agent_id)
                 .join(CohortRow, CohortRow.id == PortfolioSnapshotRow.cohort_id)
                 .order_by(PortfolioSnapshotRow.id), PortfolioSnapshotRow.cohort_id), s.connection()),
-    }
+            "forecasts": pd.read_sql(scoped(select(
+                ForecastRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), ForecastRow.decision_id,
+                ForecastRow.market_id, ForecastRow.source, ForecastRow.probability, ForecastRow.market_price_ppm,
+                ForecastRow.replicate, ForecastRow.as_of)
+                .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+                .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ForecastRow.id),
+                AgentRow.cohort_id), s.connection()),
+            "model_calls": pd.read_sql(scoped(select(
+                ModelCallRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
+                ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.decision_attempt, ModelCallRow.replicate,
+                ModelCallRow.at, ModelCallRow.served_model, ModelCallRow.provider, ModelCallRow.prompt_version,
+                ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens, ModelCallRow.cost_micros,
+                ModelCallRow.latency_s, ModelCallRow.error,
+                *((ModelCallRow.prompt, ModelCallRow.raw_response) if with_text else ()))
+                .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
+                .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+                .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ModelCallRow.id),
+                AgentRow.cohort_id), s.connection()),
+        }
+        touched = None
+        if cohort_ids is not None:
+            touched = sorted(set(frames["fills"]["market_id"]) | set(frames["forecasts"]["market_id"]))
+        mq = select(MarketRow.id, MarketRow.venue, MarketRow.native_id, MarketRow.question, MarketRow.kind,
+                    MarketRow.status, MarketRow.close_time, MarketRow.url, MarketRow.category, MarketRow.group_id,
+                    MarketRow.first_seen_at).order_by(MarketRow.id)
+        frames["markets"] = pd.read_sql(mq if touched is None else mq.where(MarketRow.id.in_(touched or [""])),
+                                        s.connection())
+        price_rows = _write_prices(s, out, touched, parquet)
     frames["scores"] = cohort_leaderboards(engine, as_of, [cohort] if cohort else None)
-    for name in ("fills", "decisions", "snapshots"):
+    for name in ("fills", "decisions", "snapshots", "forecasts", "model_calls"):
         frames[name] = _usd_columns(frames[name])
     if "actions" in frames["decisions"]:
         import json
@@ -162,7 +196,28 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
             df.to_parquet(pq, index=False, engine=writer)
             report.files.append(str(pq))
         report.written += len(df)
+    report.files.append(str(out / "prices.csv"))
+    report.written += price_rows
     return report
+
+
+def _write_prices(session: Session, out: Path, markets: list[str] | None, parquet: bool) -> int:
+    """prices.csv: every price snapshot (of `markets`, or all), in chunks of PRICE_CHUNK rows; returns the rows."""
+    q = select(PriceSnapshotRow.id, PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.price_ppm,
+               PriceSnapshotRow.bid_ppm, PriceSnapshotRow.ask_ppm, PriceSnapshotRow.observed_at,
+               PriceSnapshotRow.fetched_at, PriceSnapshotRow.source).order_by(PriceSnapshotRow.id)
+    if markets is not None:
+        q = q.where(PriceSnapshotRow.market_id.in_(markets or [""]))  # type: ignore[attr-defined]
+    path = out / "prices.csv"
+    rows, header = 0, True
+    for chunk in pd.read_sql(q, session.connection(), chunksize=PRICE_CHUNK):
+        _usd_columns(chunk).to_csv(path, index=False, header=header, mode="w" if header else "a")
+        rows += len(chunk)
+        header = False
+    if header:  # no snapshot at all: still a file with its header
+        pd.DataFrame(columns=["id", "market_id", "outcome", "price", "bid", "ask", "observed_at", "fetched_at",
+                              "source"]).to_csv(path, index=False)
+    return rows
 
 
 def _usd_columns(df: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from arena.cli import main
 from arena.money import Money
 from arena.services.score import cohort_leaderboards
 from arena.store.engine import make_engine
-from arena.store.tables import CohortRow, FillRow, PortfolioSnapshotRow
+from arena.store.tables import CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow
 
 SMALL = ["demo", "--seed", "3", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "12"]
 
@@ -174,3 +174,44 @@ def test_score_command_bootstrap_adds_statistics(tmp_path, capsys):
         assert df.loc[name, "brier_ci_low"] <= df.loc[name, "brier"] <= df.loc[name, "brier_ci_high"]
     assert df.loc["sharp", "p_first"] > 0.9 and df.loc["sharp", "p_first"] + df.loc["coin", "p_first"] == 1.0
     assert df.loc["coin", "ece"] >= 0 and not df.loc["sharp", "provisional"]
+
+
+def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_path, capsys, monkeypatch):
+    from decimal import Decimal
+
+    from arena.services import export
+    from arena.store.tables import ForecastRow, MarketRow, ModelCallRow, PriceSnapshotRow
+
+    assert main([*SMALL, "--db", db_url]) == 0
+    engine = make_engine(db_url)
+    with Session(engine) as s:  # the demo's agents are scripted: give one decision two recorded calls
+        decision = s.scalars(select(DecisionRow).order_by(DecisionRow.id)).first()
+        for attempt, cost in ((1, 1_234), (2, 2_000)):
+            s.add(ModelCallRow(decision_id=decision.id, attempt=attempt, prompt=f"prompt {attempt}",
+                               raw_response="{}", prompt_tokens=100, completion_tokens=10, cost_micros=cost,
+                               latency_s=0.5, served_model="m", prompt_version="p", at=decision.as_of))
+        s.commit()
+        n_forecasts = s.scalar(select(func.count()).select_from(ForecastRow))
+        n_prices = s.scalar(select(func.count()).select_from(PriceSnapshotRow))
+        n_markets = s.scalar(select(func.count()).select_from(MarketRow))
+    monkeypatch.setattr(export, "PRICE_CHUNK", 97)  # several chunks, one header
+    out = tmp_path / "csv"
+    assert main(["export", "--out", str(out), "--db", db_url]) == 0
+    forecasts = pd.read_csv(out / "forecasts.csv", dtype=str)
+    calls = pd.read_csv(out / "model_calls.csv", dtype=str)
+    prices = pd.read_csv(out / "prices.csv", dtype=str)
+    markets = pd.read_csv(out / "markets.csv", dtype=str)
+    assert len(forecasts) == n_forecasts and {"cohort", "agent", "probability", "market_price"} <= set(forecasts)
+    assert len(calls) == 2 and sum(Decimal(v) for v in calls["cost_usd"]) == Decimal("0.003234")
+    assert "prompt" not in calls.columns  # the texts only on request
+    assert len(prices) == n_prices > 97 and prices["id"].is_unique and "price" in prices.columns
+    assert len(markets) == n_markets
+    # --with-text adds the prompts; --cohort scopes every table, markets and prices to what it touched
+    cohort = forecasts["cohort"].iloc[0]
+    scoped = tmp_path / "one"
+    assert main(["export", "--out", str(scoped), "--cohort", cohort, "--with-text", "--db", db_url]) == 0
+    one = {n: pd.read_csv(scoped / f"{n}.csv", dtype=str) for n in ("forecasts", "markets", "prices", "model_calls")}
+    assert set(one["forecasts"]["cohort"]) == {cohort}
+    assert set(one["prices"]["market_id"]) <= set(one["markets"]["id"]) and len(one["markets"]) < n_markets
+    assert "prompt" in one["model_calls"].columns
+    engine.dispose()
