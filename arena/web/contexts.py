@@ -813,6 +813,7 @@ class CohortPage:
     skill_luck: tuple[tuple[str, str, SkillLuck], ...] = ()  # agent, its page, its P/L split (agents with bets)
     ablations: tuple[AblationRow, ...] = ()  # the cohort's variant_of pairs (same numbers as its statistics page)
     statistics_href: str = ""
+    markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
 
 
 @dataclass(frozen=True)
@@ -878,6 +879,9 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
     if luck is None:
         luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])
     ablations = cohort_ablations(engine, as_of, None if names is None else [r[1] for r in rows])
+    from arena.web.market_index import cohort_markets  # (that module reads this one's shared loaders)
+
+    markets = cohort_markets(engine, None if names is None else ids)
     out = {}
     for cid, name, rules, lineup in rows:
         info = infos[cid]
@@ -896,6 +900,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
             skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
             ablations=ablations.get(name, ()), statistics_href=page_path("statistics", name),
+            markets=markets.get(cid, ()),
         )
     return out
 

@@ -46,7 +46,7 @@ def page_path(endpoint: str, key: object = None) -> str:
     """The site-relative path of a page ("agents/3.html") — the same in the static site and the live server."""
     if endpoint == "index":
         return "index.html"
-    if endpoint in ("methodology", "operations"):
+    if endpoint in ("methodology", "operations", "markets"):
         return f"{endpoint}.html"
     if endpoint == "cohort":
         return f"cohorts/{slug(str(key))}.html"

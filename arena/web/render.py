@@ -27,6 +27,7 @@ from arena.services.point_in_time import backend, remember_backend, store_as_of
 from arena.store.tables import AgentRow, CohortRow
 from arena.services.standings import Boards, boards_json, standings as compute_boards
 from arena.web import contexts as ctx
+from arena.web.market_index import market_index_context
 from arena.web.model_page import model_contexts
 from arena.web.env import page_path, render_page, slug
 
@@ -39,6 +40,7 @@ TEMPLATE = {
     "operations": "operations.html",
     "statistics": "statistics.html",
     "model": "model.html",
+    "markets": "markets.html",
 }
 
 STATISTICS_DRAWS = 1000
@@ -479,14 +481,15 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
                                            else compute_boards(engine, as_of)))
     _write(out, DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
     stage("api")
-    report.pages = {k: report.pages[k] for k in ("index", "cohort", "model", "agent", "market", "methodology",
-                                                 "operations", "statistics") if k in report.pages}
+    report.pages = {k: report.pages[k] for k in ("index", "cohort", "model", "agent", "market", "markets",
+                                                 "methodology", "operations", "statistics") if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: str) -> dict[str, int]:
     counts = _render_pages(out, "market", list(ctx.market_contexts(engine, as_of, None).items()))
+    counts.update(_render_pages(out, "markets", [(None, market_index_context(engine, as_of))]))
     counts.update(_render_pages(out, "methodology", [(None, ctx.methodology_context(engine))]))
     counts.update(_render_pages(out, "operations", [(None, ctx.operations_context(engine, as_of))]))
     counts.update(statistics_pages(engine, out, as_of, statistics))
@@ -667,6 +670,7 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     builders: dict[str, Callable[[], object | None]] = {
         "index.html": lambda: ctx.index_context(engine, as_of),
         "methodology.html": lambda: ctx.methodology_context(engine),
+        "markets.html": lambda: market_index_context(engine, as_of),
         "operations.html": lambda: ctx.operations_context(engine, as_of),
     }
     if path in builders:

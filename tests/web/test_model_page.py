@@ -129,3 +129,34 @@ def test_cohort_and_model_json_carry_the_pages_numbers_and_are_served_alike(sim_
         assert [c["versus"] for c in data["comparisons"]] == [c.versus for c in comps.get(row["model"], ())]
         assert render_path(sim_arena.engine, path, sim_arena.as_of)[1] == written
     assert render_path(sim_arena.engine, "api/models/nobody.json", sim_arena.as_of) is None
+
+
+def test_market_index_and_each_cohorts_markets(sim_arena, site):
+    from sqlalchemy import distinct, func, select
+
+    from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow
+
+    index = (site / "markets.html").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in (site / "markets").glob("*.html"))
+    rows = index[index.index('id="markets"'):]
+    rows = rows[: rows.index("</table>")]
+    assert rows.count("<tr><td") == len(pages) > 10  # every market page is listed, and nothing else
+    assert all(f'href="markets/{p}"' in rows for p in pages)
+    assert 'href="markets.html"' in (site / "index.html").read_text(encoding="utf-8")  # in the navigation
+    assert "<script>" not in rows  # the hostile question of the fixture is escaped here too
+    with sim_arena.engine.connect() as conn:
+        cohorts = conn.execute(select(CohortRow.id, CohortRow.name)).all()
+        for cid, name in cohorts:
+            asked = set(conn.scalars(select(distinct(ForecastRow.market_id)).join(AgentRow)
+                                     .where(AgentRow.cohort_id == cid, ForecastRow.source == "forecast_set")))
+            bets = conn.scalar(select(func.count()).select_from(FillRow)
+                               .where(FillRow.cohort_id == cid, FillRow.kind == "buy"))
+            text = (site / page_path("cohort", name)).read_text(encoding="utf-8")
+            table = text[text.index('id="cohort-markets"'):]
+            table = table[: table.index("</table>")]
+            cells = re.findall(r"<td>(yes|no)</td><td class=\"num\">(\d+)</td>", table)
+            assert sum(1 for flag, _ in cells if flag == "yes") == len(asked) > 0
+            assert sum(int(n) for _, n in cells) == bets  # every buy of the cohort, once
+            # the forecast set comes first
+            flags = [flag for flag, _ in cells]
+            assert flags == sorted(flags, key=lambda f: f != "yes")

@@ -45,7 +45,7 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
         agents = list(s.scalars(select(AgentRow.id)))
         models = set(s.scalars(select(AgentRow.name)))
         markets = {r[0] for r in s.execute(union(select(FillRow.market_id), select(ForecastRow.market_id))).all()}
-    expected = {"index.html", "methodology.html", "operations.html", "404.html"}
+    expected = {"index.html", "markets.html", "methodology.html", "operations.html", "404.html"}
     expected |= {page_path("cohort", c) for c in cohorts} | {page_path("agent", a) for a in agents}
     expected |= {page_path("statistics", c) for c in cohorts}
     expected |= {page_path("market", m) for m in markets} | {page_path("model", m) for m in models}
@@ -54,7 +54,7 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
     assert report.total_pages == len(expected) - 1  # the 404 page is not counted as a page of the site
     assert report.pages == {"index": 1, "cohort": len(cohorts), "statistics": len(cohorts), "agent": len(agents),
                             "market": len(markets), "model": len(models),
-                            "methodology": 1, "operations": 1}
+                            "markets": 1, "methodology": 1, "operations": 1}
     assert (out / "static" / "site.css").is_file() and (out / "static" / "sort.js").is_file()
 
     checked = 0
@@ -123,7 +123,7 @@ def test_render_command_writes_the_site(db_url, engine, tmp_path, capsys):
     args = parser.parse_args(["--out", str(tmp_path / "out"), "--db", db_url, "--as-of", "2026-02-01T00:00"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
-    assert "rendered 3 pages" in out and (tmp_path / "out" / "index.html").is_file()
+    assert "rendered 4 pages" in out and (tmp_path / "out" / "index.html").is_file()  # index, markets, methodology, ops
     from arena.cli import main
 
     assert main(["render", "--out", str(tmp_path / "x"), "--db", db_url, "--as-of", "yesterday"]) == 2
