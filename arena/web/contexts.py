@@ -734,10 +734,38 @@ class IndexPage:
     n_markets: int
     n_fills: int
     chart: Chart | None = None  # the headline per model with its interval, references marked
+    cost_chart: Chart | None = None  # cost vs skill, when some model's calls reported a cost
 
 
 def _num3(v: float) -> str:
     return f"{v:.3f}" if math.isfinite(_f(v)) else "—"
+
+
+def cost_skill_chart(points: Sequence[tuple[str, int, float]]) -> Chart | None:
+    """Cost vs skill: one marker per model at (its models' calls' total cost in USD, its forecast Brier); None
+    when no model has a reported cost (baselines and stand-ins cost nothing)."""
+    pts = [(name, micros / MICRO, brier) for name, micros, brier in points
+           if micros is not None and micros > 0 and math.isfinite(_f(brier))]
+    if not pts:
+        return None
+    left, right, top, bottom = _PAD_L, _W - _PAD_R - 120, _PAD_T + 6, _H - _PAD_B
+    x1 = max(c for _, c, _ in pts) * 1.1
+    y0, y1 = 0.0, max(0.3, max(b for _, _, b in pts) * 1.1)
+
+    def x(v: float) -> float:
+        return round(left + v / x1 * (right - left), 1)
+
+    def y(v: float) -> float:
+        return round(bottom - (v - y0) / (y1 - y0) * (bottom - top), 1)
+
+    markers = tuple(Marker(x(c), y(b), _marker_path(x(c), y(b), "dot"), "model",
+                           f"{name}: {money(int(round(c * MICRO)))}, forecast Brier {b:.3f}") for name, c, b in pts)
+    labels = tuple(Rule(x(c), y(b), x(c), y(b), name, "count", x(c) + 9, y(b) + 4, "start") for name, c, b in pts)
+    x_ticks = tuple(Tick(x(x1 * k / 4), money(int(round(x1 * k / 4 * MICRO))), "start" if k == 0 else "middle")
+                    for k in range(5))
+    y_ticks = tuple(Tick(y(v), f"{v:.2f}") for v in (0.0, y1 / 4, y1 / 2, 3 * y1 / 4, y1))
+    return Chart("Cost vs skill: total cost of a model's calls against its forecast Brier (lower is better)", _W, _H,
+                 left, top, right, bottom, (), markers, labels, x_ticks, y_ticks, False, False)
 
 
 def headline_chart(h: Headline) -> Chart:
@@ -790,10 +818,15 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
                                                                   boards.overall.get("kind", ())) if k != "reference"}
     head = headline(boards.overall, boards.rank_by, model_links)
+    from arena.web.model_page import model_costs  # (that module builds on this one)
+
+    costs = model_costs(engine, None)
+    cost_chart = cost_skill_chart([(r.name, costs[r.name].cost_micros, r.forecast_brier) for r in head.rows
+                                   if not r.is_reference and r.name in costs])
     return IndexPage(as_of, head, {k: tuple(v) for k, v in links.items()},
                      tuple(overall), tuple(summaries), column_help(),
                      PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills,
-                     headline_chart(head) if boards.rank_by == "forecast_brier" else None)
+                     headline_chart(head) if boards.rank_by == "forecast_brier" else None, cost_chart)
 
 
 # --- cohort ----------------------------------------------------------------------------------------------------

@@ -113,7 +113,8 @@ def forest_chart(title: str, comparison: ModelComparison) -> Chart:
 
 # --- the context ------------------------------------------------------------------------------------------------
 
-def _cost(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
+def model_costs(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
+    """model → its calls, tokens and reported cost, summed over its seats (None: every model)."""
     q = (select(AgentRow.name, func.count(), func.coalesce(func.sum(ModelCallRow.prompt_tokens), 0),
                 func.coalesce(func.sum(ModelCallRow.completion_tokens), 0), func.sum(ModelCallRow.cost_micros))
          .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
@@ -148,7 +149,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         for row in board_rows(b.rows):
             cohort_heads[(b.name, row.name)] = row
     comparisons = model_comparisons(engine, as_of, sorted(seats))
-    costs = _cost(engine, sorted(seats))
+    costs = model_costs(engine, sorted(seats))
     out = {}
     for name, items in seats.items():
         href = page_path("model", name)
@@ -182,4 +183,4 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     return out
 
 
-__all__ = ["ComparisonRow", "Cost", "ModelCohort", "ModelPage", "forest_chart", "model_contexts"]
+__all__ = ["ComparisonRow", "Cost", "ModelCohort", "ModelPage", "forest_chart", "model_contexts", "model_costs"]

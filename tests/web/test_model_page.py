@@ -160,3 +160,15 @@ def test_market_index_and_each_cohorts_markets(sim_arena, site):
             # the forecast set comes first
             flags = [flag for flag, _ in cells]
             assert flags == sorted(flags, key=lambda f: f != "yes")
+
+
+def test_the_index_plots_cost_against_skill_for_models_with_a_reported_cost(sim_arena, site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    svg = index[index.index("Cost vs skill: total cost"):]
+    svg = svg[: svg.index("</svg>")]
+    # the fixture records two priced calls (1,234 + 1,500 micro-USD) for one model: one point, at its cost
+    assert svg.count('class="marker model"') == 1
+    (title,) = re.findall(r"<title>([^<]+): ([^,]+), forecast Brier ([0-9.]+)</title>", svg)
+    assert title[1] == money(2_734)
+    boards = standings(sim_arena.engine, sim_arena.as_of)
+    assert float(title[2]) == round(float(boards.overall.set_index("model").loc[title[0], "forecast_brier"]), 3)
