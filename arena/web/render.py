@@ -161,6 +161,13 @@ tr.groups th { font-weight: 600; color: var(--muted); text-align: center; border
 svg .rule.count { stroke: none; }
 svg .rule-label.count { fill: var(--fg); font-size: 11px; }
 svg .marker.bin { fill: #2457c5; }
+/* nothing pushes a page sideways: long identifiers wrap, key-value tables scroll inside themselves */
+code, .q { overflow-wrap: anywhere; }
+table.kv { display: block; max-width: 100%; overflow-x: auto; }
+/* on a narrow screen a board scrolls inside its box with the name column pinned, so the name and the headline
+   score beside it stay in view */
+table.board td.name, table.board th:nth-child(2) { position: sticky; left: 0; z-index: 1; background: var(--card); }
+table.board thead th:nth-child(2) { z-index: 2; background: #f1f3f7; }
 svg .rule.ci { stroke-dasharray: none; stroke: #2457c5; stroke-width: 2; }
 svg .rule.ci.pooled { stroke: #111; stroke-width: 3; }
 svg .rule.ci.model { stroke: #2457c5; }

@@ -237,3 +237,28 @@ def test_browser_sorts_and_filters_tables(tmp_path):
     result = re.search(r'data-result="([^"]*)"', dom(tmp_path, (page / "sorttest.html").as_uri()))
     # ascending by number with the unknown last, then descending (unknown still last), then the filter
     assert result is not None and result.group(1) == "cbda|dbca|1"
+
+
+PROBE = ('<script>window.addEventListener("load", () => { document.body.setAttribute("data-fit", '
+         'document.documentElement.scrollWidth + "/" + window.innerWidth); });</script>')
+
+
+def test_no_page_scrolls_sideways_on_a_desktop_or_a_narrow_window(site, tmp_path):
+    """At 1,400 px and at 500 px (headless Chromium's narrowest window) the page is never wider than the window:
+    wide tables scroll inside their own box. Each kind of page is measured after its scripts ran."""
+    arena, out, _ = site
+    kinds = ["index.html", "markets.html", "methodology.html", "operations.html"]
+    for folder in ("cohorts", "agents", "models", "markets"):
+        kinds += [str(p.relative_to(out)) for p in sorted((out / folder).glob("*.html"))[:1]]
+    kinds.append(next(str(p.relative_to(out)) for p in sorted((out / "cohorts").glob("*-statistics.html"))))
+    assert len(kinds) == 9
+    for rel in kinds:
+        page = out / rel
+        probe = page.with_name("_fit_" + page.name)
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+        for width in (1400, 500):
+            html = _chromium(tmp_path, probe.as_uri(), f"--window-size={width},900", "--dump-dom")
+            fit = re.search(r'data-fit="(\d+)/(\d+)"', html)
+            assert fit is not None, rel
+            assert int(fit.group(1)) <= int(fit.group(2)), f"{rel} at {width} px: {fit.group(0)}"
+        probe.unlink()
