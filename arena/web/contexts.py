@@ -1978,7 +1978,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                    (("agent", "agent", ""), ("n", "bets", "integer"), ("n_provisional", "scored vs price", "integer"),
                     ("interim_brier", "interim Brier", "number"), ("interim_brier_stated", "interim stated", "number"),
                     ("interim_market_brier", "market on same bets", "number"),
-                    ("interim_bss_vs_market", "interim BSS mkt", "number"),
+                    ("interim_bss_vs_market", "interim skill vs market", "number"),
                     ("market_brier", "market on own resolved bets", "number")),
                    _guard_bss(_records(st.interim, ["agent", "n", "n_provisional", "interim_brier",
                                                     "interim_brier_stated", "interim_market_brier",

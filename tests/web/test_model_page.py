@@ -172,3 +172,19 @@ def test_the_index_plots_cost_against_skill_for_models_with_a_reported_cost(sim_
     assert title[1] == money(2_734)
     boards = standings(sim_arena.engine, sim_arena.as_of)
     assert float(title[2]) == round(float(boards.overall.set_index("model").loc[title[0], "forecast_brier"]), 3)
+
+
+def test_no_table_heads_two_columns_alike_and_no_shorthand_jargon(site):
+    shorthand = ("BSS .25", "BSS mkt", "Brier K<", "Brier S<")
+    checked = 0
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for head in re.findall(r"<thead>(.*?)</thead>", text, flags=re.S):
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", head, flags=re.S):
+                labels = [re.sub(r"<[^>]+>|\s+", " ", c).strip()
+                          for c in re.findall(r"<th[^>]*>(.*?)</th>", row, flags=re.S)]
+                labels = [x.rstrip(" ↕").strip() for x in labels if x.strip()]
+                assert len(labels) == len(set(labels)), (page.name, labels)
+                checked += 1
+        assert not any(s in text for s in shorthand), page.name
+    assert checked > 100
