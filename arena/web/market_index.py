@@ -14,7 +14,7 @@ from sqlalchemy import distinct, func, select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow, MarketRow
+from arena.store.tables import AgentRow, FillRow, ForecastRow, MarketRow
 from arena.web.env import page_path
 
 
