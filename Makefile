@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/validity.py --quick
 	$(BIN)/python benchmarks/validity_research.py --quick
 	$(BIN)/python benchmarks/bench_scale_pg.py
+	$(BIN)/python benchmarks/bench_workers.py
 
 clean:
 	rm -rf $(VENV) db/*.sqlite* .pytest_cache .hypothesis

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from arena.cli_args import (DB_HELP, VENUES, ArenaArgumentParser, non_negative_int, parse_at, parse_day,
-                             positive_int)
+                             positive_float, positive_int)
 from arena.errors import ArenaError, InputError
 
 
@@ -404,6 +404,52 @@ def _scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace) -> int:
+    """`arena worker`: decide the week's rounds together with every other worker on the database."""
+    import signal
+    import threading
+
+    from arena.jobs.scheduler import run_now
+    from arena.services.endpoint_slots import EndpointLimits
+    from arena.services.worker import Worker
+
+    limits = EndpointLimits.parse(args.endpoint_limit)
+    rt = _runtime(args)
+    if not args.allow_missing_keys:
+        _missing_keys_refused(rt.config, "arena worker", "--allow-missing-keys")
+    if rt.engine.dialect.name != "postgresql":
+        print("note: on SQLite the workers share claims (no seat is decided twice) but endpoint limits hold per "
+              "process; use PostgreSQL for several workers", file=sys.stderr)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the decisions in hand, then stop
+
+    def jobs() -> None:
+        for name in args.job or ():
+            out = run_now(name)
+            if out.status != "skipped":
+                print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}"
+                      f"{(' ' + out.error) if out.error else ''}", flush=True)
+
+    with Worker(rt.engine, rt.config, rt.environ, rt.clock, concurrency=args.concurrency, limits=limits,
+                lease=rt.lease(), books=_live_books(rt.clock),
+                log=lambda line: print(line, flush=True)) as worker:
+        print(f"arena worker {args.concurrency} thread(s) on {rt.engine.url.render_as_string(hide_password=True)}"
+              + (f"; endpoint limits {dict(limits.per_endpoint) or ''}{' default ' + str(limits.default) if limits.default else ''}"
+                 if limits else "")
+              + ("; until the round is done" if args.until_done else "; Ctrl-C stops it"), flush=True)
+        try:
+            reports = worker.run(until_done=args.until_done, poll_s=args.poll, stop=stop, before_pass=jobs)
+        except KeyboardInterrupt:
+            stop.set()
+            return 130
+        finally:
+            rt.engine.dispose()
+    decided = sum(r.decided for r in reports)
+    failed = sum(r.outcomes.get("failed", 0) for r in reports)
+    print(f"arena worker: {decided} decision(s) over {len(reports)} pass(es)" + (f", {failed} failed" if failed else ""))
+    return 0
+
+
 def _replay_run(args: argparse.Namespace) -> int:
     """`arena replay run FILE --from D --until D`: the scheduler's jobs on a simulated clock over a replay file."""
     import dataclasses
@@ -641,6 +687,26 @@ def parser() -> argparse.ArgumentParser:
                                           help="start even if some LLM agents' API key variables are unset")
     jb.set_defaults(func=_jobs)
     sub.choices["scheduler"].set_defaults(func=_scheduler)
+
+    wk = sub.add_parser("worker", help="decide the week's rounds together with other workers on the same database "
+                        "(PostgreSQL): each seat once, a dead worker's seats taken over")
+    wk.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
+    wk.add_argument("--db", default=None, help=DB_HELP)
+    wk.add_argument("--at", default=None, type=parse_at, help="decide as of this time (ISO, UTC; default now)")
+    wk.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="decisions in flight at once")
+    wk.add_argument("--endpoint-limit", action="append", metavar="[URL=]N",
+                    help="at most N model calls in flight per endpoint, across every worker on PostgreSQL: N for "
+                         "every endpoint, URL=N for one (the agents' base_url; repeatable; default: unlimited)")
+    wk.add_argument("--until-done", action="store_true",
+                    help="stop once every seat of the deciding cohorts is decided (waits out dead workers' leases)")
+    wk.add_argument("--poll", type=positive_float, default=10.0, metavar="SECONDS",
+                    help="wait between passes that found nothing to do")
+    wk.add_argument("--job", action="append", choices=[j for j in JOB_NAMES if j != "decision_round"],
+                    help="also run this scheduled job each pass, once per period across all processes (repeatable)")
+    wk.add_argument("--site", default=None, help="where the render job writes, with --job render")
+    wk.add_argument("--allow-missing-keys", action="store_true",
+                    help="start even if some LLM agents' API key variables are unset")
+    wk.set_defaults(func=_worker)
 
     rp = sub.add_parser("replay", help="run the arena's scheduled jobs on a simulated clock through a replay file")
     rps = rp.add_subparsers(dest="replay_action", required=True)

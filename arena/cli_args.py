@@ -71,6 +71,17 @@ def non_negative_int(text: str) -> int:
     return n
 
 
+def positive_float(text: str) -> float:
+    """A positive number, e.g. seconds between polls."""
+    try:
+        x = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text.strip()}")
+    return x
+
+
 def port(text: str) -> int:
     """A TCP port, 0 (any free one) to 65535."""
     n = _integer(text)
@@ -108,4 +119,4 @@ class ArenaArgumentParser(argparse.ArgumentParser):
         raise SystemExit(status)
 
 
-__all__ = ["DB_HELP", "VENUES", "ArenaArgumentParser", "HelpFormatter", "non_negative_int", "parse_at", "parse_day", "port", "positive_int"]
+__all__ = ["DB_HELP", "VENUES", "ArenaArgumentParser", "HelpFormatter", "non_negative_int", "parse_at", "parse_day", "port", "positive_float", "positive_int"]

@@ -259,6 +259,15 @@ def decide_one(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Ag
                             retry_below=retry_below)
     if c is None:
         return DecisionOutcome(agent_row.name, why)
+    return decide_claimed(engine, cohort, agent_row, agent, c, as_of, forecast_k, books, market_state, beat=beat)
+
+
+def decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agent: Agent, c: Claim,
+                   as_of: datetime, forecast_k: int = 20, books: BookSource | None = None,
+                   market_state: tuple[dict[str, Market], dict[str, Quote]] | None = None, *,
+                   beat: ClaimBeat | None = None) -> DecisionOutcome:
+    """The decision of a seat already claimed (by `claim_decision` or the decision queue): ask, execute,
+    record — written only while the claim is still this runner's. `beat` renews the claim's lease meanwhile."""
     if beat is not None:
         beat.hold(c)
     try:

@@ -7,7 +7,8 @@ port in a background thread and never touches the network beyond that.
 Replies are scripted per model name, served in order (``server.add("m", ok(...), rate_limited(2), ...)``); the
 model "*" is a shared queue for any model. When a model's script runs out the `default` answers (a Reply, or a
 responder function of the request), else a 500 saying the script ran out. `latency_s` delays every answer
-(the benchmark's fixed latency L). Every request is recorded (headers included) for assertions.
+(the benchmark's fixed latency L). Every request is recorded (headers included) for assertions, and
+`max_in_flight` is the most completions it was ever answering at once (concurrency limits are checked on it).
 
 Tool calling (OpenAI form): a `Reply` with `tool_calls` asks for tools (`tool_call(name, args)` builds one);
 `tool_responder(...)` is a scripted responder that first asks for a tool, then answers from the tool's result
@@ -244,12 +245,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, json.dumps({"error": {"message": "body must be JSON with messages", "code": 400}}))
             return
         standin = self.server.standin
-        reply = standin._next(request)
-        standin._wait(standin.latency_s + reply.delay_s)
-        if reply.body is not None or reply.status != 200:
-            self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers, reply.no_length)
-            return
-        self._send(200, json.dumps(standin._completion(request, reply)), reply.headers, reply.no_length)
+        standin._enter()
+        try:
+            reply = standin._next(request)
+            standin._wait(standin.latency_s + reply.delay_s)
+            if reply.body is not None or reply.status != 200:
+                self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers,
+                           reply.no_length)
+                return
+            self._send(200, json.dumps(standin._completion(request, reply)), reply.headers, reply.no_length)
+        finally:
+            standin._leave()
 
 
 class StandinServer:
@@ -269,6 +275,8 @@ class StandinServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._counter = 0
+        self.in_flight = 0  # completions being answered right now
+        self.max_in_flight = 0  # the most ever answered at once (endpoint concurrency limits are checked on it)
         for model, replies in (script or {}).items():
             self.add(model, *replies)
 
@@ -310,6 +318,15 @@ class StandinServer:
         if default is None:
             return server_error(500, f"stand-in: no scripted reply left for model {request.model!r}")
         return default(request) if callable(default) else default
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:

@@ -1,0 +1,119 @@
+"""The decision queue: a round seen as the seats that still need a decision, claimed one at a time by whichever
+runner (a worker process, a worker's thread) asks next.
+
+A seat needs a decision for a round when it has no decision row for the round yet, when its claim's lease has
+expired (the runner died), or when its decision failed and may be tried again (`retry_below`). `claim_next`
+finds such seats and claims them in one transaction. On PostgreSQL the seats' agent rows are locked with
+``FOR UPDATE SKIP LOCKED`` while they are claimed, so concurrent runners each take a different seat instead of
+queueing on the same one; everywhere the claim itself is the guarantee — a fresh claim is an INSERT the
+unique (agent, round) key admits once, a takeover or retry a conditional UPDATE only one runner wins — so a
+seat is never decided twice and none is lost.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from arena.domain.sizing import SIZING_VERSION
+from arena.services.decide import Claim
+from arena.services.leases import LeasePolicy, runner_id
+from arena.store.engine import session_scope
+from arena.store.tables import AgentRow, DecisionRow
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A seat claimed from the queue: its claim, and the cohort and agent it decides for."""
+
+    claim: Claim
+    cohort_id: int
+    agent_id: int
+
+
+_tokens = itertools.count(1)
+
+
+def needs_decision(round_key: str, wall: datetime, retry_below: int):  # type: ignore[no-untyped-def]
+    """The condition on an outer-joined decision row under which its seat still needs a decision."""
+    stranded = and_(DecisionRow.status == "claimed",
+                    or_(DecisionRow.lease_until.is_(None), DecisionRow.lease_until < wall))  # type: ignore[union-attr,operator]
+    retryable = and_(DecisionRow.status == "failed", DecisionRow.attempts < retry_below)
+    return or_(DecisionRow.id.is_(None), stranded, retryable)  # type: ignore[union-attr]
+
+
+def claim_next(engine: Engine, cohort_ids: Sequence[int], round_key: str, now: datetime, *,
+               lease: LeasePolicy | None = None, retry_below: int = 0, limit: int = 1,
+               kinds: Sequence[str] | None = None, skip: Collection[int] = ()) -> list[Queued]:
+    """Claim up to `limit` seats of `cohort_ids` (of the agent `kinds` this runner can rebuild, None: any;
+    not the agent ids in `skip`, e.g. those this pass already tried) that need a decision for `round_key`,
+    lowest agent id first; [] when none is left that it may take now."""
+    if not cohort_ids:
+        return []
+    lease = lease or LeasePolicy.from_env()
+    wall = lease.now()
+    out: list[Queued] = []
+    with session_scope(engine) as s:
+        q = (select(AgentRow.id, AgentRow.cohort_id, DecisionRow.id)
+             .outerjoin(DecisionRow, and_(DecisionRow.agent_id == AgentRow.id,  # type: ignore[arg-type]
+                                          DecisionRow.round_key == round_key))
+             .where(AgentRow.cohort_id.in_(list(cohort_ids)),  # type: ignore[union-attr]
+                    needs_decision(round_key, wall, retry_below),
+                    *([AgentRow.kind.in_(list(kinds))] if kinds is not None else []),  # type: ignore[attr-defined]
+                    *([AgentRow.id.not_in(list(skip))] if skip else []))  # type: ignore[union-attr]
+             .order_by(AgentRow.id).limit(limit))
+        if engine.dialect.name == "postgresql":
+            q = q.with_for_update(of=AgentRow, skip_locked=True)  # type: ignore[arg-type]
+        for agent_id, cohort_id, decision_id in s.execute(q).all():
+            token = f"{runner_id()}.q{next(_tokens)}"
+            if decision_id is None:  # a fresh claim: one INSERT, admitted once by the unique (agent, round) key
+                try:
+                    with s.begin_nested():
+                        row = DecisionRow(cohort_id=cohort_id, agent_id=agent_id, round_key=round_key,
+                                          status="claimed", as_of=now, claimed_at=now,
+                                          sizing_version=SIZING_VERSION, claimed_by=token,
+                                          lease_until=lease.until(), attempts=1)
+                        s.add(row)
+                        s.flush()
+                except IntegrityError:  # another runner claimed it between our read and our write
+                    continue
+                out.append(Queued(Claim(row.id, 1, token), cohort_id, agent_id))  # type: ignore[arg-type]
+                continue
+            # a dead runner's claim, or a failed decision with tries left: a conditional UPDATE only one wins
+            res = s.execute(
+                update(DecisionRow).where(DecisionRow.id == decision_id,  # type: ignore[arg-type]
+                                          needs_decision(round_key, wall, retry_below))
+                .values(status="claimed", claimed_by=token, lease_until=lease.until(),
+                        attempts=DecisionRow.attempts + 1, as_of=now, claimed_at=now, completed_at=None, error="")
+                .returning(DecisionRow.attempts))
+            attempts = res.scalar()
+            if attempts is not None:
+                out.append(Queued(Claim(decision_id, int(attempts), token), cohort_id, agent_id))
+    return out
+
+
+def open_seats(engine: Engine, cohort_ids: Sequence[int], round_key: str, *, lease: LeasePolicy | None = None,
+               retry_below: int = 0, kinds: Sequence[str] | None = None) -> int:
+    """How many seats of `cohort_ids` still need a decision for `round_key` now (claimed by nobody alive)."""
+    from sqlalchemy import func
+
+    if not cohort_ids:
+        return 0
+    lease = lease or LeasePolicy.from_env()
+    with session_scope(engine) as s:
+        return int(s.scalar(
+            select(func.count()).select_from(AgentRow)
+            .outerjoin(DecisionRow, and_(DecisionRow.agent_id == AgentRow.id,  # type: ignore[arg-type]
+                                         DecisionRow.round_key == round_key))
+            .where(AgentRow.cohort_id.in_(list(cohort_ids)),  # type: ignore[union-attr]
+                   needs_decision(round_key, lease.now(), retry_below),
+                   *([AgentRow.kind.in_(list(kinds))] if kinds is not None else []))) or 0)  # type: ignore[attr-defined]
+
+
+__all__ = ["Queued", "claim_next", "needs_decision", "open_seats"]

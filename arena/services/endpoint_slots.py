@@ -1,0 +1,228 @@
+"""Endpoint slots: at most N model calls in flight per endpoint — within a process, and on PostgreSQL across
+every process sharing the database (the workers of a round, the scheduler).
+
+An endpoint is the longest configured URL prefix a request's URL starts with (``https://openrouter.ai/api/v1``),
+else the request's origin (scheme, host and port). A limit is taken as a **slot**: one of N numbered locks for
+the endpoint. In one process the slots are a semaphore; on PostgreSQL each slot is also a session-level
+advisory lock (`pg_try_advisory_lock(endpoint key, slot)`) held on a connection of the slot pool for the length
+of the call, so a limit holds however many workers run, and a worker that dies frees its slots with its
+connections (no lease to wait out).
+
+The slots sit at the I/O edge, in the HTTP transport the round's shared client sends through
+(`LimitedTransport`): a slot is taken when a request is sent and given back when its response is closed (a
+streamed reply holds it until read), and no agent or service needs to know about them.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine
+
+from arena.errors import InputError
+
+ADVISORY_NAMESPACE = "arena.endpoint:"  # hashed with the endpoint into the advisory lock's first key
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of a URL (the port spelled out), the endpoint of a request no limit names."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def _normal(prefix: str) -> str:
+    """A configured endpoint prefix in the form requests are matched in: origin with port, then the path."""
+    parts = urlsplit(prefix.rstrip("/"))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"endpoint {prefix!r} is not an http(s) URL",
+                         fix="write it as the agent's base_url, e.g. https://openrouter.ai/api/v1=8")
+    return origin(prefix) + parts.path
+
+
+@dataclass(frozen=True)
+class EndpointLimits:
+    """Calls in flight allowed per endpoint: `per_endpoint` (normalized URL prefix → N) and `default` for any
+    other endpoint (None: unlimited)."""
+
+    per_endpoint: Mapping[str, int] = field(default_factory=dict)
+    default: int | None = None
+
+    @classmethod
+    def parse(cls, specs: list[str] | tuple[str, ...] | None) -> EndpointLimits:
+        """From `--endpoint-limit` values: ``N`` (every endpoint) or ``URL=N`` (that endpoint), repeatable."""
+        per: dict[str, int] = {}
+        default: int | None = None
+        for spec in specs or ():
+            url, sep, count = spec.rpartition("=")
+            try:
+                n = int(count.strip())
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise InputError(f"endpoint limit {spec!r} does not end in a whole number of calls of at least 1",
+                                 fix="write N or URL=N, e.g. --endpoint-limit 8 or "
+                                     "--endpoint-limit https://openrouter.ai/api/v1=16")
+            if sep:
+                per[_normal(url.strip())] = n
+            else:
+                default = n
+        return cls(per, default)
+
+    def endpoint(self, url: str) -> tuple[str, int | None]:
+        """The endpoint a request URL counts against and its limit (None: unlimited)."""
+        o = origin(url)
+        full = o + urlsplit(url).path
+        best = max((p for p in self.per_endpoint if full == p or full.startswith(p.rstrip("/") + "/")),
+                   key=len, default=None)
+        if best is not None:
+            return best, self.per_endpoint[best]
+        return o, self.default
+
+    def __bool__(self) -> bool:
+        return bool(self.per_endpoint) or self.default is not None
+
+
+_SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SEMAPHORES_LOCK = threading.Lock()
+
+
+class Slots:
+    """Slots within this process: one semaphore per endpoint (and limit), shared by every user in the process."""
+
+    def _sem(self, endpoint: str, n: int) -> threading.BoundedSemaphore:
+        with _SEMAPHORES_LOCK:
+            if (endpoint, n) not in _SEMAPHORES:
+                _SEMAPHORES[(endpoint, n)] = threading.BoundedSemaphore(n)
+            return _SEMAPHORES[(endpoint, n)]
+
+    def acquire(self, endpoint: str, n: int) -> Any:
+        """Block until a slot of `endpoint` is free; returns the token `release` takes."""
+        sem = self._sem(endpoint, n)
+        sem.acquire()
+        return sem
+
+    def release(self, token: Any) -> None:
+        token.release()
+
+    def close(self) -> None:
+        pass
+
+
+def _key(endpoint: str) -> int:
+    """The endpoint's advisory-lock key: a signed 32-bit hash (the first of pg_try_advisory_lock's two ints)."""
+    h = zlib.crc32((ADVISORY_NAMESPACE + endpoint).encode())
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+class PostgresSlots(Slots):
+    """Slots shared by every process on one PostgreSQL database: slot i of an endpoint is the advisory lock
+    (key, i), held on a connection of this process's slot pool while the call runs. The process-local
+    semaphore goes first, so this process never asks for more locks than the limit."""
+
+    def __init__(self, engine: Engine, pool_size: int = 8, poll_s: float = 0.02) -> None:
+        # a pool of its own: a held slot keeps its connection for a whole model call
+        self._engine = create_engine(engine.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        self._poll = poll_s
+
+    def acquire(self, endpoint: str, n: int) -> Any:
+        sem = super().acquire(endpoint, n)
+        key = _key(endpoint)
+        try:
+            conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        except Exception:
+            sem.release()
+            raise
+        order = list(range(n))
+        try:
+            while True:
+                random.shuffle(order)  # spread the tries over the slots
+                for slot in order:
+                    if conn.execute(text("SELECT pg_try_advisory_lock(:k, :s)"), {"k": key, "s": slot}).scalar():
+                        return (sem, conn, key, slot)
+                time.sleep(self._poll * (0.5 + random.random()))
+        except BaseException:
+            conn.close()
+            sem.release()
+            raise
+
+    def release(self, token: Any) -> None:
+        sem, conn, key, slot = token
+        try:
+            conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), {"k": key, "s": slot})
+            conn.close()
+        except Exception:  # noqa: BLE001 - a broken connection: closing it ends the session and its locks
+            conn.invalidate()
+        finally:
+            sem.release()
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+
+def slots_for(engine: Engine, pool_size: int = 8) -> Slots:
+    """Slots that hold across processes where the database can share them (PostgreSQL), else in-process."""
+    if engine.dialect.name == "postgresql":
+        return PostgresSlots(engine, pool_size)
+    return Slots()
+
+
+class _ReleasingStream(httpx.SyncByteStream):
+    """A response body that gives its slot back when it is closed (or read to the end and closed)."""
+
+    def __init__(self, inner: httpx.SyncByteStream, done: Any) -> None:
+        self._inner, self._done = inner, done
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._inner
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._done()
+
+
+class LimitedTransport(httpx.BaseTransport):
+    """An httpx transport that holds an endpoint slot from sending a request until its response is closed."""
+
+    def __init__(self, limits: EndpointLimits, slots: Slots, inner: httpx.BaseTransport | None = None) -> None:
+        self.limits, self.slots = limits, slots
+        self.inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        endpoint, n = self.limits.endpoint(str(request.url))
+        if n is None:
+            return self.inner.handle_request(request)
+        token = self.slots.acquire(endpoint, n)
+        released = threading.Event()
+
+        def done() -> None:
+            if not released.is_set():
+                released.set()
+                self.slots.release(token)
+
+        try:
+            response = self.inner.handle_request(request)
+        except BaseException:
+            done()
+            raise
+        stream = response.stream
+        assert isinstance(stream, httpx.SyncByteStream)
+        return httpx.Response(response.status_code, headers=response.headers,
+                              stream=_ReleasingStream(stream, done), extensions=response.extensions)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+__all__ = ["EndpointLimits", "LimitedTransport", "PostgresSlots", "Slots", "origin", "slots_for"]
