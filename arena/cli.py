@@ -232,7 +232,16 @@ def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore
         mark_every=mark_every, environ=dict(os.environ), sync_venues=venues,
         replay_path=Path(args.replay) if getattr(args, "replay", None) else None,
         backup_dir=Path(args.backup_dir) if getattr(args, "backup_dir", None) else None,
+        endpoint_limits=_endpoint_limits(args),
     ))
+
+
+def _endpoint_limits(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The --endpoint-limit values of a command that decides, parsed (None when it has none)."""
+    from arena.services.endpoint_slots import EndpointLimits
+
+    specs = getattr(args, "endpoint_limit", None)
+    return EndpointLimits.parse(specs) if specs else None
 
 
 def _cohort(args: argparse.Namespace) -> int:
@@ -269,6 +278,7 @@ def _round(args: argparse.Namespace) -> int:
 
     clock = _clock(args)
     now = clock.now()
+    _endpoint_limits(args)  # a bad --endpoint-limit is refused before anything is read or written
     config = _load_config(args.config)
     missing = config.missing_keys(os.environ)
     for agent, env in missing:
@@ -281,7 +291,7 @@ def _round(args: argparse.Namespace) -> int:
 
     with Progress(len(deciding), "arena round", unit="cohort", every=1) as bar:
         rounds = decision_round(engine, now, config, os.environ, books=_live_books(clock),
-                                retry_failed=args.retry_failed,
+                                retry_failed=args.retry_failed, limits=_endpoint_limits(args),
                                 on_cohort=lambda name, outs: bar.update(1, f"{name}: {len(outs)} decisions"))
     if not rounds:
         print("no cohort is in its decision window (run `arena cohort start` first)")
@@ -413,8 +423,8 @@ def _worker(args: argparse.Namespace) -> int:
     from arena.services.endpoint_slots import EndpointLimits
     from arena.services.worker import Worker
 
-    limits = EndpointLimits.parse(args.endpoint_limit)
     rt = _runtime(args)
+    limits = rt.endpoint_limits or EndpointLimits()
     if not args.allow_missing_keys:
         _missing_keys_refused(rt.config, "arena worker", "--allow-missing-keys")
     if rt.engine.dialect.name != "postgresql":
@@ -595,6 +605,11 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+ENDPOINT_LIMIT_HELP = ("at most N model calls in flight per endpoint — across every process on PostgreSQL (workers, the "
+                       "scheduler's round): N for every endpoint, URL=N for one (an agent's base_url); repeatable; "
+                       "default: unlimited")
+
+
 def parser() -> argparse.ArgumentParser:
     from arena.config import KNOWN_JOBS
 
@@ -666,6 +681,7 @@ def parser() -> argparse.ArgumentParser:
     rd.add_argument("--retry-failed", action="store_true",
                     help="try failed decisions of the round again now, whatever the retry window and attempts")
     rd.add_argument("--at", default=None, type=parse_at, help="decide as of this time (ISO, UTC; default now)")
+    rd.add_argument("--endpoint-limit", action="append", metavar="[URL=]N", help=ENDPOINT_LIMIT_HELP)
     rd.set_defaults(func=_round)
 
     jb = sub.add_parser("jobs", help="list scheduled jobs, or run one now")
@@ -685,6 +701,8 @@ def parser() -> argparse.ArgumentParser:
                     "containing that time")
     sub.choices["scheduler"].add_argument("--allow-missing-keys", action="store_true",
                                           help="start even if some LLM agents' API key variables are unset")
+    sub.choices["scheduler"].add_argument("--endpoint-limit", action="append", metavar="[URL=]N",
+                                          help=ENDPOINT_LIMIT_HELP)
     jb.set_defaults(func=_jobs)
     sub.choices["scheduler"].set_defaults(func=_scheduler)
 
@@ -694,9 +712,7 @@ def parser() -> argparse.ArgumentParser:
     wk.add_argument("--db", default=None, help=DB_HELP)
     wk.add_argument("--at", default=None, type=parse_at, help="decide as of this time (ISO, UTC; default now)")
     wk.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="decisions in flight at once")
-    wk.add_argument("--endpoint-limit", action="append", metavar="[URL=]N",
-                    help="at most N model calls in flight per endpoint, across every worker on PostgreSQL: N for "
-                         "every endpoint, URL=N for one (the agents' base_url; repeatable; default: unlimited)")
+    wk.add_argument("--endpoint-limit", action="append", metavar="[URL=]N", help=ENDPOINT_LIMIT_HELP)
     wk.add_argument("--until-done", action="store_true",
                     help="stop once every seat of the deciding cohorts is decided (waits out dead workers' leases)")
     wk.add_argument("--poll", type=positive_float, default=10.0, metavar="SECONDS",

@@ -36,7 +36,8 @@ def run() -> JobOutcome:
     config = rt.config or default_config()
 
     def body() -> dict:
-        rounds = decision_round(rt.engine, now, config, rt.environ, books=book_source(rt), lease=rt.lease())
+        rounds = decision_round(rt.engine, now, config, rt.environ, books=book_source(rt), lease=rt.lease(),
+                                limits=rt.endpoint_limits)
         counts: dict = {c: dict(Counter(o.status for o in outs)) for c, outs in rounds.items()}
         counts["pending"] = pending(rounds, RetryPolicy.of(config, now), now)
         return counts

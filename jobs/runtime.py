@@ -31,6 +31,7 @@ class Runtime:
     replay_path: Path | None = None  # the replay file when "replay" is among sync_venues
     books: Any = None  # token id → order book; None: the Polymarket client's live book (see `live_books`)
     live_books: bool | None = None  # fetch live CLOB books at decision time; None: only on the system clock
+    endpoint_limits: Any = None  # arena.services.endpoint_slots.EndpointLimits of the decision round, if any
 
 
     def lease(self) -> Any:

@@ -9,6 +9,7 @@ bounds: the by-hand `arena round --retry-failed`)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +28,7 @@ from arena.domain.decision import Decision
 from arena.errors import ConfigError
 from arena.services import decide
 from arena.services.cohorts import LineupEntry, agents_of, cohort_rules, open_cohorts, start_cohort, week_start
+from arena.services.endpoint_slots import EndpointLimits, LimitedTransport, Slots, slots_for
 from arena.services.leases import LeasePolicy
 from arena.services.pricing import BookSource, RoundBooks
 from arena.store.engine import session_scope
@@ -147,11 +149,13 @@ def round_needs_work(engine: Engine, now: datetime, config: ArenaConfig, lease: 
 def decision_round(engine: Engine, now: datetime, config: ArenaConfig, environ: Mapping[str, str], *,
                    transport: httpx.BaseTransport | None = None, books: BookSource | None = None,
                    concurrency: int = 32, lease: LeasePolicy | None = None,
-                   retry_failed: bool = False, on_cohort: Any = None) -> dict[str, list[decide.DecisionOutcome]]:
+                   retry_failed: bool = False, on_cohort: Any = None,
+                   limits: EndpointLimits | None = None) -> dict[str, list[decide.DecisionOutcome]]:
     """One decision per agent in each deciding cohort, keyed by the week (re-running it trades nothing new,
     but resumes stranded claims and retries failed decisions, see the module docstring). `books` (token id →
     order book, e.g. the Polymarket client's `book`) is fetched at most once per market for the whole round.
-    `on_cohort(name, outcomes)` is called after each cohort's round (progress)."""
+    `on_cohort(name, outcomes)` is called after each cohort's round (progress). `limits` caps the model calls
+    in flight per endpoint — across processes on PostgreSQL, shared with `arena worker` (see `endpoint_slots`)."""
     round_key = f"{week_start(now):%Y-%m-%d}"
     retry = RetryPolicy.of(config, now)
     retry_below = BY_HAND if retry_failed else retry.retry_below(now)
@@ -160,8 +164,11 @@ def decision_round(engine: Engine, now: datetime, config: ArenaConfig, environ: 
     out = {}
     # One pooled client for every model call of the round: building a client (and its TLS context) per
     # agent costs tens of milliseconds of CPU each, which serializes a concurrent round.
-    with httpx.Client(transport=transport, limits=httpx.Limits(max_connections=64,
-                                                               max_keepalive_connections=32)) as client:
+    pool = httpx.Limits(max_connections=64, max_keepalive_connections=32)
+    slots = slots_for(engine, pool_size=concurrency) if limits else None
+    if slots is not None:
+        transport = LimitedTransport(limits, slots, transport or httpx.HTTPTransport(limits=pool))  # type: ignore[arg-type]
+    with httpx.Client(transport=transport, limits=pool) as client, contextlib.closing(slots or Slots()):
         for cohort in deciding_cohorts(engine, now, config.cohort.newest_cohorts):
             with Session(engine) as s:
                 rows = agents_of(s, cohort.id)  # type: ignore[arg-type]

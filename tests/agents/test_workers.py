@@ -261,3 +261,15 @@ def test_a_failing_endpoint_is_tried_once_per_pass_and_retried_by_a_later_pass(e
     with Session(engine) as s:
         assert sorted(s.scalars(select(DecisionRow.attempts))) == [2, 2]
         assert s.scalar(select(func.count()).select_from(DecisionAttemptRow)) == 4
+
+
+def test_the_scheduler_s_round_holds_the_endpoint_limit_too(engine):
+    from arena.services.lifecycle import decision_round
+
+    n = 10
+    with StandinServer(default=hold_responder(), latency_s=0.1) as server:
+        config = seed(engine, server.base_url, n)
+        rounds = decision_round(engine, AT, config, {KEY: "k"}, concurrency=8, limits=EndpointLimits.parse(["2"]))
+        assert [o.status for outs in rounds.values() for o in outs] == ["hold"] * n
+        assert server.max_in_flight == 2  # eight threads, two slots
+    assert_each_seat_once(engine, n)
