@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from arena.cli_args import (DB_HELP, VENUES, ArenaArgumentParser, non_negative_int, parse_at, parse_day,
+from arena.cli_args import (DB_HELP, ArenaArgumentParser, non_negative_int, parse_at, parse_day,
                              positive_float, positive_int)
 from arena.errors import ArenaError, InputError
 
@@ -141,7 +141,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sync(args: argparse.Namespace) -> int:
     from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
-    from arena.services import sync
+    from arena.services import venue_registry
     from arena.store.engine import open_store
     from arena.venues.http import VenueHTTP
 
@@ -160,7 +160,7 @@ def _sync(args: argparse.Namespace) -> int:
             print(f"skipped {replay.skipped_count} malformed line(s) of {args.file}; first: {replay.skipped[0][1]}",
                   file=sys.stderr)
         print(f"arena sync: reading {args.venue} as of {clock.now():%Y-%m-%d %H:%M:%S} UTC …", flush=True)
-        report = sync.sync_replay(open_store(args.db), replay, clock)
+        report = venue_registry.sync("replay", open_store(args.db), replay, clock)
     else:
         import httpx
 
@@ -173,14 +173,8 @@ def _sync(args: argparse.Namespace) -> int:
                 httpx.Client(follow_redirects=True,
                              event_hooks={"response": [lambda r: bar.update(1, r.url.path)]}) as client:
             http = VenueHTTP(client)
-            if args.venue == "polymarket":
-                from arena.venues.polymarket import PolymarketClient
-
-                report = sync.sync_polymarket(engine, PolymarketClient(http, clock=clock), clock, rules)
-            else:
-                from arena.venues.manifold import ManifoldClient
-
-                report = sync.sync_manifold(engine, ManifoldClient(http, clock=clock), clock, rules)
+            report = venue_registry.sync(args.venue, engine, venue_registry.client_for(args.venue, clock, http=http),
+                                         clock, rules)
     print(report.line())
     if report.status != "ok":
         raise ArenaError(f"sync failed: {report.error}", fix="check the network and the venue's status, then retry")
@@ -225,7 +219,9 @@ def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore
     clock = _clock(args)
     mark = config.schedule.overrides().get("mark")
     mark_every = timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
-    venues = tuple(getattr(args, "venue", None) or ("polymarket", "manifold"))
+    from arena.services.venue_registry import LIVE_VENUES
+
+    venues = tuple(getattr(args, "venue", None) or LIVE_VENUES)
     return configure(Runtime(
         engine=(open_existing_store if read_only else open_store)(args.db), clock=clock, config=config,
         site_dir=Path(args.site) if getattr(args, "site", None) else None,
@@ -318,10 +314,9 @@ def _live_books(clock):  # type: ignore[no-untyped-def]
 
     def book(token_id: str):  # type: ignore[no-untyped-def]
         if not client:
-            from arena.venues.http import VenueHTTP
-            from arena.venues.polymarket import PolymarketClient
+            from arena.services.venue_registry import client_for
 
-            client.append(PolymarketClient(VenueHTTP(), clock=clock))
+            client.append(client_for("polymarket", clock))
         return client[0].book(token_id)
 
     return book
@@ -613,6 +608,8 @@ ENDPOINT_LIMIT_HELP = ("at most N model calls in flight per endpoint — across 
 def parser() -> argparse.ArgumentParser:
     from arena.config import KNOWN_JOBS
 
+    from arena.services.venue_registry import LIVE_VENUES, VENUE_NAMES as VENUES
+
     JOB_NAMES = (*KNOWN_JOBS, "render")  # the scheduler's jobs (arena.jobs.scheduler.JOB_MODULES) without its imports
     p = ArenaArgumentParser(prog="arena", description="Paper-trading arena for forecasting agents. Databases are "
                             "written in the data directory (ARENA_DATA_DIR, else ./db) unless --db names one.")
@@ -693,7 +690,7 @@ def parser() -> argparse.ArgumentParser:
         p_.add_argument("--db", default=None, help=DB_HELP)
         p_.add_argument("--site", default=None, help="render the static site here after each job")
         p_.add_argument("--venue", action="append", choices=VENUES,
-                        help="venues the sync job reads (repeatable; default: polymarket and manifold)")
+                        help="venues the sync job reads (repeatable; default: " + " and ".join(LIVE_VENUES) + ")")
         p_.add_argument("--replay", default=None, metavar="FILE", help="the replay file, with --venue replay")
         p_.add_argument("--backup-dir", default=None,
                         help="where the backup job writes (default: backups/ beside a SQLite database)")

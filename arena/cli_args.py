@@ -14,7 +14,6 @@ from typing import Any, NoReturn
 
 DB_HELP = ("SQLAlchemy URL of the database, e.g. sqlite:///arena.sqlite or postgresql://user@host/db (default: "
            "ARENA_DATABASE_URL, else arena.sqlite in the data directory: ARENA_DATA_DIR, else ./db)")
-VENUES = ("polymarket", "manifold", "replay")  # the venues `sync`, `jobs` and `scheduler` read
 
 # Far enough to hold any real arena run; rejects typos like 20266-01-01 that would mean nothing.
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -119,4 +118,4 @@ class ArenaArgumentParser(argparse.ArgumentParser):
         raise SystemExit(status)
 
 
-__all__ = ["DB_HELP", "VENUES", "ArenaArgumentParser", "HelpFormatter", "non_negative_int", "parse_at", "parse_day", "port", "positive_float", "positive_int"]
+__all__ = ["DB_HELP", "ArenaArgumentParser", "HelpFormatter", "non_negative_int", "parse_at", "parse_day", "port", "positive_float", "positive_int"]

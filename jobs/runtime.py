@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock, SystemClock
+from arena.services.venue_registry import LIVE_VENUES
 
 
 @dataclass
@@ -26,7 +27,7 @@ class Runtime:
     backup_keep: int = 7
     mark_every: timedelta = timedelta(days=1)  # mark-to-market period (configurable down to minutes)
     environ: Mapping[str, str] = field(default_factory=dict)  # where LLM agents' API keys are read
-    sync_venues: tuple[str, ...] = ("polymarket", "manifold")
+    sync_venues: tuple[str, ...] = LIVE_VENUES
     clients: dict[str, Any] = field(default_factory=dict)  # venue → client; built over the network if absent
     replay_path: Path | None = None  # the replay file when "replay" is among sync_venues
     books: Any = None  # token id → order book; None: the Polymarket client's live book (see `live_books`)

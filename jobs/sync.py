@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from arena.config import default_config
-from arena.services import sync
+from arena.services import venue_registry
 from arena.services.operations import JobOutcome, run_once
 from arena.jobs.runtime import Runtime, current, floor_to
 
@@ -14,26 +14,11 @@ NAME = "sync"
 
 
 def client_for(rt: Runtime, venue: str) -> Any:
-    if venue in rt.clients:
-        return rt.clients[venue]
-    from arena.venues.http import VenueHTTP
-
-    if venue == "polymarket":
-        from arena.venues.polymarket import PolymarketClient
-
-        rt.clients[venue] = PolymarketClient(VenueHTTP(), clock=rt.clock)
-    elif venue == "manifold":
-        from arena.venues.manifold import ManifoldClient
-
-        rt.clients[venue] = ManifoldClient(VenueHTTP(), clock=rt.clock)
-    elif venue == "replay":
-        from arena.venues.replay import ReplayVenue
-
-        if rt.replay_path is None:
+    """The runtime's client of `venue` (built once, through the venue registry, unless one was injected)."""
+    if venue not in rt.clients:
+        if venue == "replay" and rt.replay_path is None:
             raise ValueError("the replay venue needs a replay file")
-        rt.clients[venue] = ReplayVenue.from_path(rt.replay_path, skip_malformed=True)
-    else:
-        raise ValueError(f"unknown venue {venue!r}")
+        rt.clients[venue] = venue_registry.client_for(venue, rt.clock, replay_path=rt.replay_path)
     return rt.clients[venue]
 
 
@@ -47,12 +32,7 @@ def run() -> JobOutcome:
         failures = []
         for venue in rt.sync_venues:
             rules = config.cohort.universe_rules()
-            if venue == "polymarket":
-                report = sync.sync_polymarket(rt.engine, client_for(rt, venue), rt.clock, rules)
-            elif venue == "manifold":
-                report = sync.sync_manifold(rt.engine, client_for(rt, venue), rt.clock, rules)
-            else:
-                report = sync.sync_replay(rt.engine, client_for(rt, venue), rt.clock, rules)
+            report = venue_registry.sync(venue, rt.engine, client_for(rt, venue), rt.clock, rules)
             counts[venue] = report.line()
             if report.status != "ok":
                 failures.append(f"{venue}: {report.error}")
