@@ -606,11 +606,9 @@ ENDPOINT_LIMIT_HELP = ("at most N model calls in flight per endpoint — across 
 
 
 def parser() -> argparse.ArgumentParser:
-    from arena.config import KNOWN_JOBS
-
+    from arena.jobs import JOB_NAMES  # the job registry (pure data: no scheduler imports)
     from arena.services.venue_registry import LIVE_VENUES, VENUE_NAMES as VENUES
 
-    JOB_NAMES = (*KNOWN_JOBS, "render")  # the scheduler's jobs (arena.jobs.scheduler.JOB_MODULES) without its imports
     p = ArenaArgumentParser(prog="arena", description="Paper-trading arena for forecasting agents. Databases are "
                             "written in the data directory (ARENA_DATA_DIR, else ./db) unless --db names one.")
     sub = p.add_subparsers(dest="command", required=True)

@@ -22,6 +22,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from arena.jobs import JOBS
 from arena.jobs.runtime import Runtime
 
 JOBSTORE_TABLE = "apscheduler_jobs"
@@ -41,22 +42,19 @@ def job_specs(runtime: Runtime, schedule: dict[str, Any] | None = None) -> list[
     cron strings ("0 0 * * sun") or {"minutes": 15} intervals."""
     utc = "UTC"
     mark_minutes = max(1, int(runtime.mark_every.total_seconds() // 60))
-    mark_trigger = (CronTrigger(hour=0, minute=0, timezone=utc) if runtime.mark_every == timedelta(days=1)
-                    else IntervalTrigger(minutes=mark_minutes, timezone=utc))
     # Grace just under each job's period: a scheduler that was down still runs the latest missed period
     # once (coalesced) when it comes back, but a run is never so late that it overlaps the next one.
     mark_grace = max(60, min(12 * 3600, int(runtime.mark_every.total_seconds()) - 60))
-    specs = [
-        JobSpec("sync", "arena.jobs.sync:run", IntervalTrigger(minutes=15, timezone=utc), 600, True),
-        JobSpec("cohort_start", "arena.jobs.cohort_start:run",
-                CronTrigger(day_of_week="sun", hour=0, minute=0, timezone=utc), 6 * 3600, False),
-        # hourly: the week's first tick decides; later ticks resume stranded claims and retry failed decisions
-        JobSpec("decision_round", "arena.jobs.decision_round:run", CronTrigger(minute=5, timezone=utc), 3300, True),
-        JobSpec("mark", "arena.jobs.mark:run", mark_trigger, mark_grace, True),
-        JobSpec("settle", "arena.jobs.settle:run", CronTrigger(minute=0, timezone=utc), 3540, True),
-        JobSpec("backup", "arena.jobs.backup:run", CronTrigger(hour=3, minute=30, timezone=utc), 6 * 3600, False),
-        JobSpec("compact", "arena.jobs.compact:run", CronTrigger(hour=4, minute=10, timezone=utc), 6 * 3600, False),
-    ]
+    specs = []
+    for job in JOBS.values():
+        if not job.scheduled or job.trigger is None:
+            continue
+        kind, fields = job.trigger
+        trigger = CronTrigger(timezone=utc, **fields) if kind == "cron" else IntervalTrigger(timezone=utc, **fields)
+        grace = job.misfire_grace
+        if job.id == "mark" and runtime.mark_every != timedelta(days=1):  # the configured mark period
+            trigger, grace = IntervalTrigger(minutes=mark_minutes, timezone=utc), mark_grace
+        specs.append(JobSpec(job.id, f"{job.module}:run", trigger, grace, job.renders))
     overrides = schedule or {}
     out = []
     for spec in specs:
@@ -182,16 +180,7 @@ def ended_line(scheduler: BaseScheduler, event: JobExecutionEvent) -> str:
     return f"{_stamp()} {event.job_id}: {what}; next run {nxt} UTC"
 
 
-JOB_MODULES = {
-    "sync": "arena.jobs.sync",
-    "cohort_start": "arena.jobs.cohort_start",
-    "decision_round": "arena.jobs.decision_round",
-    "mark": "arena.jobs.mark",
-    "settle": "arena.jobs.settle",
-    "backup": "arena.jobs.backup",
-    "compact": "arena.jobs.compact",
-    "render": "arena.jobs.render",
-}
+JOB_MODULES = {name: job.module for name, job in JOBS.items()}  # name → the module whose run() is the job
 
 
 def run_now(name: str) -> Any:

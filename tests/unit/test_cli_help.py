@@ -65,3 +65,15 @@ def test_the_job_names_listed_are_the_scheduler_s():
     from arena.jobs.scheduler import JOB_MODULES
 
     assert set(JOB_MODULES) == {*KNOWN_JOBS, "render"}
+
+
+def test_one_job_registry_feeds_the_config_the_scheduler_and_the_cli():
+    from arena.jobs import JOB_NAMES, JOBS, SCHEDULED_JOBS
+    from arena.jobs.runtime import Runtime
+    from arena.jobs.scheduler import job_specs
+
+    assert tuple(KNOWN_JOBS) == SCHEDULED_JOBS  # the config's [schedule] keys
+    assert [s.id for s in job_specs(Runtime(engine=None))] == list(SCHEDULED_JOBS)  # type: ignore[arg-type]
+    assert {s.id: s.renders for s in job_specs(Runtime(engine=None))} == {  # type: ignore[arg-type]
+        j: JOBS[j].renders for j in SCHEDULED_JOBS}
+    assert set(JOB_NAMES) == set(SCHEDULED_JOBS) | {"render"}
