@@ -191,7 +191,8 @@ def _export(args: argparse.Namespace) -> int:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
         print(f"wrote {report.written} resolved markets to {args.out}; left out: {skipped}")
         return 0
-    report = export_tables(engine, args.out, datetime.now(timezone.utc), args.cohort, with_text=args.with_text)
+    report = export_tables(engine, args.out, datetime.now(timezone.utc), args.cohort, fmt=args.what,
+                           with_text=args.with_text)
     print(f"wrote {report.written} rows: " + ", ".join(report.files))
     return 0
 
@@ -649,14 +650,15 @@ def parser() -> argparse.ArgumentParser:
     sy.add_argument("--db", default=None, help=DB_HELP)
     sy.set_defaults(func=_sync)
 
-    ex = sub.add_parser("export", help="export CSV (fills, decisions, snapshots, scores, forecasts, model calls, "
-                        "markets, prices) or a replay file")
-    ex.add_argument("what", nargs="?", default="csv", choices=["csv", "replay"],
-                    help="csv: tables of the arena (default); replay: its markets as a replay JSON-lines file")
-    ex.add_argument("--out", required=True, help="a directory for csv, a file for replay")
-    ex.add_argument("--cohort", default=None, help="csv: only this cohort")
+    ex = sub.add_parser("export", help="export CSV or Parquet (fills, decisions, snapshots, scores, forecasts, model "
+                        "calls, markets, prices) or a replay file")
+    ex.add_argument("what", nargs="?", default="csv", choices=["csv", "parquet", "replay"],
+                    help="csv / parquet: tables of the arena (default csv; parquet needs pyarrow); replay: its "
+                         "markets as a replay JSON-lines file")
+    ex.add_argument("--out", required=True, help="a directory for csv and parquet, a file for replay")
+    ex.add_argument("--cohort", default=None, help="csv, parquet: only this cohort")
     ex.add_argument("--with-text", action="store_true",
-                    help="csv: include the model calls' prompts and raw replies (large; off by default)")
+                    help="csv, parquet: include the model calls' prompts and raw replies (large; off by default)")
     ex.add_argument("--db", default=None, help=DB_HELP)
     ex.set_defaults(func=_export)
 

@@ -1,5 +1,5 @@
 """Export: the arena's recorded facts in portable formats — the replay JSON-lines format (so live history can be
-replayed later), and CSV (Parquet where a library for it is installed) of fills, decisions, portfolio snapshots,
+replayed later), and CSV or Parquet of fills, decisions, portfolio snapshots,
 scores, stated forecasts, model calls (tokens, cost, latency; prompts and replies on request), markets and their
 price history."""
 
@@ -104,15 +104,22 @@ TABLES = ("fills", "decisions", "snapshots", "scores", "forecasts", "model_calls
 PRICE_CHUNK = 100_000  # price-history rows read and written at a time (years of snapshots do not fit in memory)
 
 
+FORMATS = ("csv", "parquet")
+
+
 def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: str | None = None,
-                  parquet: bool = True, with_text: bool = False) -> ExportReport:
-    """One CSV per table of TABLES (and .parquet when pyarrow or fastparquet is installed), for one cohort or for
-    everything: fills, decisions, portfolio snapshots, scores, stated forecasts, model calls (with their prompts
-    and raw replies only when `with_text`: they are large), the markets the cohort touched (every market
-    without a cohort) and their price history (written in chunks). Money columns are exact decimal strings in
-    USD, prices exact decimals."""
+                  fmt: str = "csv", with_text: bool = False) -> ExportReport:
+    """One file per table of TABLES, CSV or Parquet (`fmt`; Parquet needs pyarrow, the `parquet` extra), for one
+    cohort or for everything: fills, decisions, portfolio snapshots, scores, stated forecasts, model calls (with
+    their prompts and raw replies only when `with_text`: they are large), the markets the cohort touched (every
+    market without a cohort) and their price history (written in chunks). Money columns are exact decimal
+    strings in USD, prices exact decimals — in both formats, so a Parquet file holds the same text as the CSV."""
     from arena.services.score import cohort_leaderboards
 
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    if fmt == "parquet":
+        _require_pyarrow()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = ExportReport()
@@ -177,7 +184,7 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                     MarketRow.first_seen_at).order_by(MarketRow.id)
         frames["markets"] = pd.read_sql(mq if touched is None else mq.where(MarketRow.id.in_(touched or [""])),
                                         s.connection())
-        price_rows = _write_prices(s, out, touched, parquet)
+        price_rows = _write_prices(s, out, touched, fmt)
     frames["scores"] = cohort_leaderboards(engine, as_of, [cohort] if cohort else None)
     for name in ("fills", "decisions", "snapshots", "forecasts", "model_calls"):
         frames[name] = _usd_columns(frames[name])
@@ -186,37 +193,76 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
 
         frames["decisions"]["actions"] = frames["decisions"]["actions"].map(
             lambda v: v if isinstance(v, str) else json.dumps(v))
-    writer = _parquet_engine() if parquet else None
     for name, df in frames.items():
-        path = out / f"{name}.csv"
-        df.to_csv(path, index=False)
+        path = out / f"{name}.{fmt}"
+        if fmt == "csv":
+            df.to_csv(path, index=False)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(_parquet_table(df), path)
         report.files.append(str(path))
-        if writer:
-            pq = out / f"{name}.parquet"
-            df.to_parquet(pq, index=False, engine=writer)
-            report.files.append(str(pq))
         report.written += len(df)
-    report.files.append(str(out / "prices.csv"))
+    report.files.append(str(out / f"prices.{fmt}"))
     report.written += price_rows
     return report
 
 
-def _write_prices(session: Session, out: Path, markets: list[str] | None, parquet: bool) -> int:
-    """prices.csv: every price snapshot (of `markets`, or all), in chunks of PRICE_CHUNK rows; returns the rows."""
+def _require_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        from arena.errors import InputError
+
+        raise InputError("Parquet export needs pyarrow, which is not installed",
+                         fix="pip install pyarrow (or the project's `parquet` extra), or export csv") from None
+
+
+def _parquet_table(df: pd.DataFrame):  # type: ignore[no-untyped-def]
+    """The frame as an Arrow table: text columns stay text (exact decimals), times stay UTC timestamps."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+PRICE_COLUMNS = ["id", "market_id", "outcome", "price", "bid", "ask", "observed_at", "fetched_at", "source"]
+
+
+def _write_prices(session: Session, out: Path, markets: list[str] | None, fmt: str) -> int:
+    """prices.csv or prices.parquet: every price snapshot (of `markets`, or all), in chunks of PRICE_CHUNK rows
+    (a Parquet row group each); returns the rows."""
     q = select(PriceSnapshotRow.id, PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.price_ppm,
                PriceSnapshotRow.bid_ppm, PriceSnapshotRow.ask_ppm, PriceSnapshotRow.observed_at,
                PriceSnapshotRow.fetched_at, PriceSnapshotRow.source).order_by(PriceSnapshotRow.id)
     if markets is not None:
         q = q.where(PriceSnapshotRow.market_id.in_(markets or [""]))  # type: ignore[attr-defined]
-    path = out / "prices.csv"
-    rows, header = 0, True
-    for chunk in pd.read_sql(q, session.connection(), chunksize=PRICE_CHUNK):
-        _usd_columns(chunk).to_csv(path, index=False, header=header, mode="w" if header else "a")
-        rows += len(chunk)
-        header = False
-    if header:  # no snapshot at all: still a file with its header
-        pd.DataFrame(columns=["id", "market_id", "outcome", "price", "bid", "ask", "observed_at", "fetched_at",
-                              "source"]).to_csv(path, index=False)
+    path = out / f"prices.{fmt}"
+    rows, writer, schema = 0, None, None
+    try:
+        for chunk in pd.read_sql(q, session.connection(), chunksize=PRICE_CHUNK):
+            chunk = _usd_columns(chunk)[PRICE_COLUMNS]
+            if fmt == "csv":
+                chunk.to_csv(path, index=False, header=rows == 0, mode="w" if rows == 0 else "a")
+            else:
+                import pyarrow.parquet as pq
+
+                table = _parquet_table(chunk)
+                if writer is None:
+                    schema = table.schema
+                    writer = pq.ParquetWriter(path, schema)
+                writer.write_table(table.cast(schema))
+            rows += len(chunk)
+    finally:
+        if writer is not None:
+            writer.close()
+    if rows == 0:  # no snapshot at all: still a file with its columns
+        empty = pd.DataFrame({c: pd.Series(dtype=str) for c in PRICE_COLUMNS})
+        if fmt == "csv":
+            empty.to_csv(path, index=False)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(_parquet_table(empty), path)
     return rows
 
 
@@ -233,13 +279,3 @@ def _usd_columns(df: pd.DataFrame) -> pd.DataFrame:
     if "shares" in df.columns:
         df["shares"] = df["shares"].map(lambda v: str(Decimal(int(v)) / MICRO))
     return df
-
-
-def _parquet_engine() -> str | None:
-    for name in ("pyarrow", "fastparquet"):
-        try:
-            __import__(name)
-            return name
-        except ImportError:
-            continue
-    return None

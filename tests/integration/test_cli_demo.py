@@ -215,3 +215,44 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
     assert set(one["prices"]["market_id"]) <= set(one["markets"]["id"]) and len(one["markets"]) < n_markets
     assert "prompt" in one["model_calls"].columns
     engine.dispose()
+
+
+def test_export_parquet_holds_the_same_tables_as_csv(db_url, tmp_path, capsys, monkeypatch):
+    from arena.services import export  # pyarrow is in the test extras: this test never skips
+
+    assert main([*SMALL, "--db", db_url]) == 0
+    monkeypatch.setattr(export, "PRICE_CHUNK", 53)  # the price history in several row groups
+    assert main(["export", "csv", "--out", str(tmp_path / "csv"), "--db", db_url]) == 0
+    assert main(["export", "parquet", "--out", str(tmp_path / "pq"), "--db", db_url]) == 0
+    assert "prices.parquet" in capsys.readouterr().out
+    for name in export.TABLES:
+        csv = pd.read_csv(tmp_path / "csv" / f"{name}.csv", dtype=str, keep_default_na=False)
+        pq = pd.read_parquet(tmp_path / "pq" / f"{name}.parquet")
+        assert list(pq.columns) == list(csv.columns), name
+        assert len(pq) == len(csv), name
+        for col in [c for c in csv.columns if c.endswith("_usd") or c in ("price", "bid", "ask", "shares")]:
+            assert pq[col].fillna("").astype(str).tolist() == csv[col].tolist(), (name, col)  # exact decimals
+    prices = pd.read_parquet(tmp_path / "pq" / "prices.parquet")
+    assert len(prices) > 53 and prices["id"].is_unique
+    import pyarrow.parquet as pq_
+
+    assert pq_.ParquetFile(tmp_path / "pq" / "prices.parquet").num_row_groups > 1
+
+
+def test_export_parquet_without_pyarrow_is_one_line_with_the_fix(db_url, tmp_path, capsys, monkeypatch):
+    import builtins
+
+    assert main([*SMALL, "--db", db_url]) == 0
+    capsys.readouterr()
+    real = builtins.__import__
+
+    def no_pyarrow(name, *a, **kw):  # type: ignore[no-untyped-def]
+        if name.split(".")[0] == "pyarrow":
+            raise ImportError(name)
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    assert main(["export", "parquet", "--out", str(tmp_path / "pq"), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pyarrow" in err and "export csv" in err
+    assert not (tmp_path / "pq").exists()
