@@ -4,9 +4,9 @@ every process sharing the database (the workers of a round, the scheduler).
 An endpoint is the longest configured URL prefix a request's URL starts with (``https://openrouter.ai/api/v1``),
 else the request's origin (scheme, host and port). A limit is taken as a **slot**: one of N numbered locks for
 the endpoint. In one process the slots are a semaphore; on PostgreSQL each slot is also a session-level
-advisory lock (`pg_try_advisory_lock(endpoint key, slot)`) held on a connection of the slot pool for the length
-of the call, so a limit holds however many workers run, and a worker that dies frees its slots with its
-connections (no lease to wait out).
+advisory lock (`pg_try_advisory_lock(endpoint key, slot)`) held for the length of the call on the process's one
+slot connection, so a limit holds however many workers run, and a worker that dies frees its slots with that
+connection (no lease to wait out).
 
 The slots sit at the I/O edge, in the HTTP transport the round's shared client sends through
 (`LimitedTransport`): a slot is taken when a request is sent and given back when its response is closed (a
@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
 
 from arena.errors import InputError
 
@@ -126,53 +127,79 @@ def _key(endpoint: str) -> int:
 
 class PostgresSlots(Slots):
     """Slots shared by every process on one PostgreSQL database: slot i of an endpoint is the advisory lock
-    (key, i), held on a connection of this process's slot pool while the call runs. The process-local
-    semaphore goes first, so this process never asks for more locks than the limit."""
+    (key, i). This process holds all its slots on **one** connection of its own (a session may hold many
+    advisory locks), so a worker costs one extra connection however many calls it makes, and a worker that
+    dies frees every slot with that connection. A session re-entering a lock it holds succeeds, so the slots
+    this process holds are tracked here and never asked for twice; the process-local semaphore goes first, so
+    it never asks for more than the limit."""
 
-    def __init__(self, engine: Engine, pool_size: int = 8, poll_s: float = 0.02) -> None:
-        # a pool of its own: a held slot keeps its connection for a whole model call
-        self._engine = create_engine(engine.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    def __init__(self, engine: Engine, poll_s: float = 0.02) -> None:
+        self._engine = create_engine(engine.url, poolclass=NullPool)
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()  # the one connection is used by one thread at a time
+        self._held: dict[int, set[int]] = {}
         self._poll = poll_s
+
+    def _connection(self) -> Connection:
+        if self._conn is None or self._conn.closed or self._conn.invalidated:
+            self._conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        return self._conn
+
+    def _try(self, key: int, n: int) -> int | None:
+        """A free slot of the endpoint taken now (its number), or None."""
+        with self._lock:  # the held set is read under the lock: a stale one would re-enter a held slot
+            held = self._held.setdefault(key, set())
+            free = [i for i in range(n) if i not in held]
+            random.shuffle(free)  # spread the tries over the slots
+            conn = self._connection()
+            for slot in free:
+                if conn.execute(text("SELECT pg_try_advisory_lock(:k, :s)"), {"k": key, "s": slot}).scalar():
+                    held.add(slot)
+                    return slot
+        return None
 
     def acquire(self, endpoint: str, n: int) -> Any:
         sem = super().acquire(endpoint, n)
         key = _key(endpoint)
         try:
-            conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-        except Exception:
-            sem.release()
-            raise
-        order = list(range(n))
-        try:
-            while True:
-                random.shuffle(order)  # spread the tries over the slots
-                for slot in order:
-                    if conn.execute(text("SELECT pg_try_advisory_lock(:k, :s)"), {"k": key, "s": slot}).scalar():
-                        return (sem, conn, key, slot)
+            while (slot := self._try(key, n)) is None:
                 time.sleep(self._poll * (0.5 + random.random()))
         except BaseException:
-            conn.close()
             sem.release()
             raise
+        return (sem, key, slot)
 
     def release(self, token: Any) -> None:
-        sem, conn, key, slot = token
+        sem, key, slot = token
         try:
-            conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), {"k": key, "s": slot})
-            conn.close()
-        except Exception:  # noqa: BLE001 - a broken connection: closing it ends the session and its locks
-            conn.invalidate()
+            with self._lock:
+                self._held.get(key, set()).discard(slot)
+                if self._conn is not None:
+                    self._conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), {"k": key, "s": slot})
+        except Exception:  # noqa: BLE001 - a broken connection: its session, and every lock on it, is gone
+            self._drop()
         finally:
             sem.release()
 
+    def _drop(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.invalidate()
+                self._conn = None
+            self._held.clear()
+
     def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
         self._engine.dispose()
 
 
-def slots_for(engine: Engine, pool_size: int = 8) -> Slots:
+def slots_for(engine: Engine) -> Slots:
     """Slots that hold across processes where the database can share them (PostgreSQL), else in-process."""
     if engine.dialect.name == "postgresql":
-        return PostgresSlots(engine, pool_size)
+        return PostgresSlots(engine)
     return Slots()
 
 

@@ -165,7 +165,7 @@ def decision_round(engine: Engine, now: datetime, config: ArenaConfig, environ: 
     # One pooled client for every model call of the round: building a client (and its TLS context) per
     # agent costs tens of milliseconds of CPU each, which serializes a concurrent round.
     pool = httpx.Limits(max_connections=64, max_keepalive_connections=32)
-    slots = slots_for(engine, pool_size=concurrency) if limits else None
+    slots = slots_for(engine) if limits else None
     if slots is not None:
         transport = LimitedTransport(limits, slots, transport or httpx.HTTPTransport(limits=pool))  # type: ignore[arg-type]
     with httpx.Client(transport=transport, limits=pool) as client, contextlib.closing(slots or Slots()):

@@ -100,7 +100,7 @@ class Worker:
         self.retry_every_s = retry_every_s
         self.log = log
         self.limits = limits or EndpointLimits()
-        self._slots = slots_for(engine, pool_size=self.concurrency) if self.limits else None
+        self._slots = slots_for(engine) if self.limits else None
         inner = transport or httpx.HTTPTransport(limits=httpx.Limits(max_connections=64,
                                                                      max_keepalive_connections=32))
         wrapped = LimitedTransport(self.limits, self._slots, inner) if self._slots is not None else inner

@@ -245,17 +245,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, json.dumps({"error": {"message": "body must be JSON with messages", "code": 400}}))
             return
         standin = self.server.standin
-        standin._enter()
-        try:
+        standin._enter()  # counted from the request's arrival until just before its answer leaves, so the
+        try:  # count never exceeds the calls the clients still hold open (a limit check cannot over-count)
             reply = standin._next(request)
             standin._wait(standin.latency_s + reply.delay_s)
-            if reply.body is not None or reply.status != 200:
-                self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers,
-                           reply.no_length)
-                return
-            self._send(200, json.dumps(standin._completion(request, reply)), reply.headers, reply.no_length)
         finally:
             standin._leave()
+        if reply.body is not None or reply.status != 200:
+            self._send(reply.status, reply.body if reply.body is not None else "{}", reply.headers, reply.no_length)
+            return
+        self._send(200, json.dumps(standin._completion(request, reply)), reply.headers, reply.no_length)
 
 
 class StandinServer:

@@ -273,3 +273,25 @@ def test_the_scheduler_s_round_holds_the_endpoint_limit_too(engine):
         assert [o.status for outs in rounds.values() for o in outs] == ["hold"] * n
         assert server.max_in_flight == 2  # eight threads, two slots
     assert_each_seat_once(engine, n)
+
+
+def test_postgres_slots_are_exclusive_across_sessions_and_never_re_entered(engine):
+    _pg_only(engine)
+    from arena.services.endpoint_slots import PostgresSlots
+
+    a, b = PostgresSlots(engine), PostgresSlots(engine)  # two sessions: two processes' slot connections
+    try:
+        first = a.acquire("http://e.test:80/v1", 2)
+        second = a.acquire("http://e.test:80/v1", 2)  # the same session: the other slot, not the held one again
+        assert {first[2], second[2]} == {0, 1}
+        got = threading.Event()
+        t = threading.Thread(target=lambda: (b.release(b.acquire("http://e.test:80/v1", 2)), got.set()))
+        t.start()
+        assert not got.wait(0.5)  # both slots are held by the other session
+        a.release(first)
+        assert got.wait(10)  # freed: the other session takes it
+        t.join()
+        a.release(second)
+    finally:
+        a.close()
+        b.close()
