@@ -21,22 +21,12 @@ from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.services.models import ModelComparison, model_comparisons
 from arena.store.tables import AgentRow, DecisionRow, ModelCallRow
-from arena.web.contexts import (
-    AgentScore,
-    BoardRow,
-    Chart,
-    CohortInfo,
-    IntervalRow,
-    SkillLuck,
-    Standings,
-    _cohort_infos,
-    board_rows,
-    equity_chart,
-    interval_chart,
-    load_standings,
-    skill_luck,
-)
+from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, load_standings
+from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
+from arena.web.refs import CohortInfo, cohort_infos
+from arena.web.score_charts import IntervalRow, interval_chart
+from arena.web.skill_luck import SkillLuck, skill_luck
 
 
 @dataclass(frozen=True)
@@ -133,7 +123,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     st = standings if standings is not None and standings.boards is not None else \
         load_standings(engine, as_of, None, with_overall=True)
     with engine.connect() as conn:
-        infos = _cohort_infos(conn)
+        infos = cohort_infos(conn)
     luck = luck if luck is not None else skill_luck(engine, as_of)
     seats: dict[str, list[tuple[CohortInfo, AgentScore]]] = {}
     for cid, info in infos.items():

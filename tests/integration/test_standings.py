@@ -183,7 +183,7 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
 
 def test_demo_statistics_page_shows_the_ablation_table(demo_db):
     from arena.services.statistics import cohort_statistics
-    from arena.web.contexts import statistics_context
+    from arena.web.statistics_page import statistics_context
 
     name = "cohort-2026-01-04"
     st = cohort_statistics(make_engine(demo_db), LATER, [name], n_boot=100)[name]
@@ -200,7 +200,7 @@ def test_demo_statistics_page_shows_the_ablation_table(demo_db):
 
 def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_numbers(demo_db):
     from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
-    from arena.web.contexts import cohort_contexts
+    from arena.web.cohort_page import cohort_contexts
     from arena.web.env import number, page_path, render_page
 
     name = "cohort-2026-01-04"
