@@ -16,11 +16,13 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
+from arena.domain.closed_position import closed_positions
 from arena.money import MICRO
+from arena.scoring.brier import implied_confidence
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.store.tables import AgentRow, DecisionRow, FillRow, ForecastRow, ModelCallRow, RejectionRow
 from arena.web.boards import AgentScore, Standings, load_standings, BoardRow, board_rows
-from arena.web.charts import Chart, epoch, equity_chart
+from arena.web.charts import Chart, equity_chart
 from arena.web.refs import where_in, CohortInfo, cohort_infos, site_market_ids, market_questions, MarketRef, MarketRefs
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.values import NAN, num, flat
@@ -163,9 +165,7 @@ def _action(index: int, a: Any, max_bet: int | None, refs: MarketRefs, rejected:
     a = a if isinstance(a, dict) else {"type": "?", "rationale": flat(a)}
     typ = str(a.get("type", ""))
     amount = _amount_micros(a.get("amount")) if a.get("amount") is not None else None
-    conf = NAN
-    if typ == "BET" and amount is not None and max_bet:
-        conf = min(1.0, max(0.0, amount / max_bet))
+    conf = float(implied_confidence(amount, max_bet)) if typ == "BET" and amount is not None and max_bet else NAN
     return ActionView(
         index=index, type=typ, market=refs(a.get("market_id")), outcome=str(a.get("outcome", "")),
         amount_micros=amount, amount_text="" if amount is not None else flat(a.get("amount", "")),
@@ -261,7 +261,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
         opens = tuple(
             OpenPosition(refs(p["market_id"]), str(p["outcome"]), int(p["shares"]), int(p["cost"]),
                          int(p["price_ppm"]) if bool(p["priced"]) else None, int(p["value"]),
-                         int(p["value"]) - int(p["cost"]), bool(p["priced"]))
+                         int(p["unrealized"]), bool(p["priced"]))
             for p in sorted(st.positions.get(aid, ()), key=lambda p: (str(p["market_id"]), str(p["outcome"]))))
         out[aid] = AgentPage(
             as_of=as_of,
@@ -270,30 +270,13 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
             cohort=info, score=score, headline=head.get((info.name, name)),
             equity=equity_chart("Total value (cash + marked positions)", [(name, st.curves.get(aid, ()))],
                                 info.starting_cash_micros),
-            open_positions=opens, closed_positions=_closed_positions(by_agent_fills.get(aid, []), refs),
+            open_positions=opens,
+            closed_positions=tuple(ClosedPosition(refs(c.market_id), c.outcome, c.bought_micros, c.returned_micros,
+                                                  c.realized_micros, c.closed_by, c.closed_at)
+                                   for c in closed_positions(by_agent_fills.get(aid, []))),
             fills=tuple(FillView(f[0], f[2], f[3], refs(f[4]), f[5], f[6], f[7], f[8], f[9], f[10])
                         for f in by_agent_fills.get(aid, [])),
             decisions=tuple(reversed(dec_by_agent.get(aid, []))), provisional_min=PROVISIONAL_MIN_RESOLVED,
             skill_luck=luck.get((info.name, name)),
         )
     return out
-
-
-def _closed_positions(fills: Sequence[Any], refs: MarketRefs) -> tuple[ClosedPosition, ...]:
-    """Positions whose shares folded back to zero: what went in, what came out, and the realized P/L."""
-    acc: dict[tuple[str, str], list[Any]] = {}  # shares, staked, returned, realized, last kind, last at
-    for f in fills:
-        a = acc.get((f[4], f[5]))
-        if a is None:
-            a = acc[(f[4], f[5])] = [0, 0, 0, 0, "", None]
-        a[0] += f[6]
-        if f[3] == "buy":
-            a[1] += f[9]
-        else:
-            a[2] += f[8]
-        a[3] += f[8]
-        a[4], a[5] = f[3], f[2]
-    out = [ClosedPosition(refs(mid), outcome, int(a[1]), int(a[2]), int(a[3]), a[4], a[5])
-           for (mid, outcome), a in acc.items() if a[0] == 0]
-    out.sort(key=lambda c: (epoch(c.closed_at), c.market.id, c.outcome))
-    return tuple(out)

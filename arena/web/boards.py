@@ -8,26 +8,20 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from arena.money import MICRO
 from arena.scoring.brier import BSS_MARKET_FLOOR
-from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
-from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
-from arena.services.score import bets_frame, forecasts_frame
-from arena.services.standings import Boards, standings as compute_boards
-from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
+from arena.services.agent_standings import agent_standings
+from arena.services.standings import Boards
 from arena.web.env import page_path
-from arena.web.refs import where_in
 from arena.web.values import num
 
 
@@ -104,75 +98,21 @@ class Standings:
     overall: pd.DataFrame | None
     curves: Mapping[int, tuple[tuple[datetime, int], ...]]  # agent id → (as_of, total value micro-USD) by time
     boards: Boards | None = None  # services.standings: the headline boards (intervals, tiers, references)
+    pnl_by_name: Mapping[str, int] = field(default_factory=dict)  # agent name → P/L over its cohorts here
+    cohort_pnl: Mapping[int, int] = field(default_factory=dict)  # cohort id → its agents' P/L together
 
 
 def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
                    with_overall: bool = False, with_boards: bool = True) -> Standings:
-    """Leaderboards of the given cohorts (None: all). P/L is exact: cash folded from fills plus open
-    positions marked at the latest price fetched by `as_of` (`services.mark`), minus the starting cash.
-
-    The scoring frames are read once (`services.score`) and fed to the scoring library, so the cohort boards
-    and the overall board share one read of the bets instead of two."""
-    with engine.connect() as conn:
-        cq = select(CohortRow.id, CohortRow.name)
-        if cohort_ids is not None:
-            cq = cq.where(CohortRow.id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
-        cohorts = dict(conn.execute(cq).all())
-        agents = conn.execute(where_in(select(AgentRow.id, AgentRow.cohort_id, AgentRow.name, AgentRow.kind,
-                                         AgentRow.model_id), AgentRow.cohort_id,
-                                  None if cohort_ids is None else list(cohorts))).all()
-    ids = list(cohorts)
-    boards = (compute_boards(engine, as_of, cohort_names=None if cohort_ids is None else list(cohorts.values()))
-              if ids and with_boards else None)  # the bootstraps: only for the pages that show the boards
-    if not ids:
-        return Standings(as_of, {}, {}, {}, _overall_table(pd.DataFrame(), pd.DataFrame()) if with_overall else None,
-                         {}, boards)
-    with engine.connect() as conn:
-        sq = (select(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of,
-                     PortfolioSnapshotRow.total_value_micros)
-              .where(PortfolioSnapshotRow.as_of <= as_of)
-              .order_by(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of))
-        curves: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
-        for aid, t, v in conn.execute(where_in(sq, PortfolioSnapshotRow.cohort_id,
-                                          None if cohort_ids is None else ids)).all():
-            curves[aid].append((t, v))
-    with Session(engine) as s:
-        cash = cash_frame(s, ids)
-        positions = position_frame(s, ids)
-        valued = value_positions(positions, price_frame(s, as_of, positions["market_id"].unique().tolist()))
-        bets = bets_frame(s, ids)
-        forecasts = forecasts_frame(s, ids)
-
-    pos_by_agent: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    pv: dict[int, int] = defaultdict(int)
-    unpriced: dict[int, int] = defaultdict(int)
-    for rec in valued.to_dict("records"):
-        aid = int(rec["agent_id"])
-        pos_by_agent[aid].append(rec)
-        pv[aid] += int(rec["value"])
-        unpriced[aid] += 0 if bool(rec["priced"]) else 1
-    cash_by_agent = {int(a): (int(st), int(c)) for a, st, c in zip(cash["agent_id"], cash["start"], cash["cash"])}
-
-    # services.score.portfolios_frame, from the integers just computed (same fold, same marks)
-    names = [(aid, cohorts[cid], name) for aid, cid, name, *_ in agents]
-    portfolios = pd.DataFrame({
-        "cohort": [c for _, c, _ in names], "agent": [n for _, _, n in names],
-        "starting_balance": [cash_by_agent.get(a, (0, 0))[0] / MICRO for a, _, _ in names],
-        "total_value": [(cash_by_agent.get(a, (0, 0))[1] + pv[a]) / MICRO for a, _, _ in names],
-    })
-    board = leaderboard(bets, portfolios, forecasts)
-    metrics: dict[tuple[str, str], dict[str, Any]] = {}
-    order: dict[tuple[str, str], int] = {}
-    for rank_in, rec in enumerate(board.to_dict("records")):
-        metrics[(rec["cohort"], rec["agent"])] = rec
-        order[(rec["cohort"], rec["agent"])] = rank_in
-
+    """Leaderboards of the given cohorts (None: all), reshaped from `services.agent_standings` (which folds the
+    cash, marks the positions and scores the bets): one `AgentScore` per agent, ranked in the scoring library's
+    order within its cohort."""
+    src = agent_standings(engine, as_of, cohort_ids, with_overall, with_boards)
     rows: dict[int, AgentScore] = {}
-    for aid, cid, name, kind, model_id in agents:
-        cname = cohorts[cid]
-        m = metrics.get((cname, name), {})
-        start, c = cash_by_agent.get(aid, (0, 0))
-        total = c + pv[aid]
+    for aid, cid, name, kind, model_id in src.agents:
+        cname = src.cohorts[cid]
+        m = src.metrics.get((cname, name), {})
+        book = src.money[aid]
         n_resolved = int(m.get("n_resolved", 0) or 0)
         rows[aid] = AgentScore(
             rank=0, agent_id=aid, agent=name, cohort=cname, kind=kind, model_id=model_id,
@@ -182,42 +122,23 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
             brier_kelly=num(m.get("brier_kelly")), brier_stated=num(m.get("brier_stated")),
             bss_vs_0_25=num(m.get("bss_vs_0_25")), bss_vs_market=num(m.get("bss_vs_market")),
             crowd_proxy=num(m.get("crowd_proxy")), win_rate=num(m.get("win_rate")),
-            start_micros=start, cash_micros=c, positions_value_micros=pv[aid], total_value_micros=total,
-            pnl_micros=total - start, return_pct=num(m.get("return_pct")),
-            return_band=str(m.get("return_band", "n/a")), open_positions=len(pos_by_agent[aid]),
-            unpriced_positions=unpriced[aid], provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+            start_micros=book.start_micros, cash_micros=book.cash_micros,
+            positions_value_micros=book.positions_value_micros, total_value_micros=book.total_value_micros,
+            pnl_micros=book.pnl_micros, return_pct=num(m.get("return_pct")),
+            return_band=str(m.get("return_band", "n/a")), open_positions=book.open_positions,
+            unpriced_positions=book.unpriced_positions, provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
         )
     by_cohort: dict[int, list[AgentScore]] = defaultdict(list)
-    for aid, cid, *_ in agents:
+    for aid, cid, *_ in src.agents:
         by_cohort[cid].append(rows[aid])
     ranked: dict[int, tuple[AgentScore, ...]] = {}
     for cid, rs in by_cohort.items():
-        rs.sort(key=lambda r: (order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
+        rs.sort(key=lambda r: (src.order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
         ranked[cid] = tuple(_with_rank(r, i + 1) for i, r in enumerate(rs))
         for r in ranked[cid]:
             rows[r.agent_id] = r
-    return Standings(as_of, rows, ranked, {a: tuple(p) for a, p in pos_by_agent.items()},
-                     _overall_table(bets, portfolios) if with_overall else None,
-                     {a: tuple(c) for a, c in curves.items()}, boards)
-
-
-def _overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame:
-    """Per model across cohorts — `services.score.overall_leaderboard`'s table, from frames already read:
-    cohorts, mean return, total P/L and the pooled Brier of all the model's resolved bets."""
-    if portfolios.empty:
-        return pd.DataFrame(columns=["agent", "cohorts", "mean_return_pct", "total_pnl", "n_resolved", "brier"])
-    ports = portfolios.assign(pnl=portfolios["total_value"] - portfolios["starting_balance"])
-    ports["return_pct"] = 100.0 * ports["pnl"] / ports["starting_balance"]
-    money_table = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
-                                             total_pnl=("pnl", "sum"))
-    if len(bets):
-        brier = model_brier_across_cohorts(bets.assign(model=bets["agent"]))
-    else:
-        brier = pd.DataFrame({"model": pd.Series(dtype=str), "n_resolved": pd.Series(dtype="int64"),
-                              "brier": pd.Series(dtype=float)})
-    brier = brier.rename(columns={"model": "agent"}).set_index("agent")
-    table = money_table.join(brier, how="left").reset_index()
-    return table.sort_values(["brier", "agent"], na_position="last", kind="stable").reset_index(drop=True)
+    return Standings(as_of, rows, ranked, src.positions, src.overall, src.curves, src.boards, src.pnl_by_name(),
+                     src.cohort_pnl())
 
 
 def _with_rank(row: AgentScore, rank: int) -> AgentScore:

@@ -98,11 +98,9 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         n_markets = len(site_market_ids(conn))
         n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
     links: dict[str, list[AgentLink]] = defaultdict(list)
-    pnl: dict[str, int] = defaultdict(int)
     for cid in infos:
         for r in st.by_cohort.get(cid, ()):
             links[r.agent].append(AgentLink(r.agent_id, r.cohort, r.href))
-            pnl[r.agent] += r.pnl_micros
     overall = []
     board = st.overall if st.overall is not None else pd.DataFrame()
     for i, rec in enumerate(board.to_dict("records") if len(board) else []):
@@ -111,7 +109,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         overall.append(OverallRow(
             rank=i + 1, model=str(rec["agent"]), cohorts=int(rec["cohorts"]), n_resolved=n_resolved, brier=brier,
             brier_band=str(brier_band(brier)), mean_return_pct=num(rec.get("mean_return_pct")),
-            total_pnl_micros=pnl[str(rec["agent"])], provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+            total_pnl_micros=st.pnl_by_name.get(str(rec["agent"]), 0), provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
             agents=tuple(links[str(rec["agent"])]),
         ))
     summaries = []
@@ -123,7 +121,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         leader = next((r for r in board_rows(board.rows if board is not None else None, hrefs)
                        if not r.is_reference and r.rank_label), None)
         summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
-                                       sum(r.pnl_micros for r in rows), leader))
+                                       st.cohort_pnl.get(cid, 0), leader))
     boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
     model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
                                                                   boards.overall.get("kind", ())) if k != "reference"}
