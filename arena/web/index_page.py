@@ -17,12 +17,13 @@ from sqlalchemy.engine import Engine
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
+from arena.services.model_costs import model_costs
 from arena.services.standings import Boards
 from arena.store.tables import FillRow
-from arena.web.boards import ColumnHelp, column_help, Standings, load_standings, BoardRow, board_rows, Headline, headline
+from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
+                              load_standings)
 from arena.web.charts import Chart, cost_skill_chart
 from arena.web.env import page_path
-from arena.web.model_page import model_costs
 from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
 from arena.web.score_charts import IntervalRow, interval_chart
 from arena.web.values import num
@@ -109,7 +110,8 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         overall.append(OverallRow(
             rank=i + 1, model=str(rec["agent"]), cohorts=int(rec["cohorts"]), n_resolved=n_resolved, brier=brier,
             brier_band=str(brier_band(brier)), mean_return_pct=num(rec.get("mean_return_pct")),
-            total_pnl_micros=st.pnl_by_name.get(str(rec["agent"]), 0), provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+            total_pnl_micros=st.pnl_by_name.get(str(rec["agent"]), 0),
+            provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
             agents=tuple(links[str(rec["agent"])]),
         ))
     summaries = []

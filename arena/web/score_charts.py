@@ -25,7 +25,8 @@ def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
     diagonal of perfect calibration, each bin's point labelled with its count of forecasts."""
     left, right, top, bottom = _RL, _RW - _RR, _RT, _RH - _RB
     pts = [(float(b["mean_forecast"]), float(b["observed_freq"]), int(b["count"]), b) for b in bins
-           if b.get("count") and not (math.isnan(num(b.get("mean_forecast"))) or math.isnan(num(b.get("observed_freq"))))]
+           if b.get("count")
+           and not (math.isnan(num(b.get("mean_forecast"))) or math.isnan(num(b.get("observed_freq"))))]
     if not pts:
         return Chart(title, _RW, _RH, left, top, right, bottom, (), (), (), (), (), True, False)
 
