@@ -10,17 +10,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.money import MICRO
-from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow, MarketRow, PriceSnapshotRow, ResolutionRow
+from arena.services.market_forecasts import market_forecasts
+from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
 from arena.web.charts import Chart, price_chart
 from arena.web.env import money, page_path
 from arena.web.refs import where_in, site_market_ids
-from arena.web.values import NAN, num
+from arena.web.values import NAN
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,7 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
                      ResolutionRow.resolved_at, ResolutionRow.recorded_at, ResolutionRow.source)
               .order_by(ResolutionRow.market_id, ResolutionRow.version))
         resolutions = conn.execute(where_in(rq, ResolutionRow.market_id, filt)).all()
-        oq = (select(ForecastRow.market_id, func.count(), func.avg(ForecastRow.probability))
-              .where(ForecastRow.replicate == 1).group_by(ForecastRow.market_id))
-        fstats = {m: (int(n), num(avg)) for m, n, avg in conn.execute(where_in(oq, ForecastRow.market_id, filt)).all()}
+        fstats = market_forecasts(conn, filt)
 
     cohort_paths: dict[str, str] = {}
 
