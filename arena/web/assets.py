@@ -5,9 +5,6 @@ from a network; `STATIC` maps each file name under static/ to its content type a
 from __future__ import annotations
 
 
-
-
-
 SITE_CSS = """\
 /* arena site styles: no external fonts or assets; readable on a phone. */
 :root { --fg: #1d2330; --muted: #5d6678; --bg: #fbfbfd; --card: #ffffff; --line: #dde1e8; --accent: #2457c5;

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-
 from arena.money import MICRO
 from arena.web.env import money
 from arena.web.values import num

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from sqlalchemy.engine import Engine
 
 
-
 children: set[int] = set()  # pids of the render children alive now (ended by `end_children`)
 
 

@@ -19,6 +19,7 @@ from arena.web.env import page_path
 
 
 def where_in(q: Any, column: Any, keys: Sequence[Any] | None) -> Any:
+    """`q` restricted to rows whose `column` is one of `keys`; unchanged when `keys` is None (every row)."""
     return q if keys is None else q.where(column.in_(list(keys)))
 
 

@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 from arena.web.charts import Tick, Series, Marker, Rule, Chart, marker_path
 from arena.web.values import num
 

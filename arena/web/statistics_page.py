@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-
 from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_RULE
 from arena.web.charts import Chart

@@ -14,6 +14,7 @@ NAN = float("nan")
 
 
 def num(v: Any) -> float:
+    """`v` as a float; NaN for None, NaN/NA or anything that is not a number."""
     try:
         return NAN if v is None or pd.isna(v) else float(v)
     except (TypeError, ValueError):
@@ -21,6 +22,7 @@ def num(v: Any) -> float:
 
 
 def flat(value: Any) -> str:
+    """A stored config or rule value as one line: dicts and lists as sorted JSON, anything else as str()."""
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
     return str(value)
