@@ -395,7 +395,7 @@ def _scheduler(args: argparse.Namespace) -> int:
     print("each job logs one line when it starts and one when it ends (outcome, counts, next run)", flush=True)
     import signal
 
-    from arena.web.render import end_children
+    from arena.web.fork import end_children
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill` stops it as cleanly as Ctrl-C
     try:

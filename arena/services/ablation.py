@@ -79,6 +79,30 @@ def ablation_pairs_by_cohort(engine: Engine, cohort: str | None = None) -> dict[
     return {c: [(a, b, f) for (a, b), f in sorted(pairs.items())] for c, pairs in out.items()}
 
 
+@dataclass(frozen=True)
+class PairComparison:
+    """One `variant_of` pair of a cohort's lineup compared over that cohort's shared questions (`compare`)."""
+
+    base: str
+    variant: str
+    factor: str  # as the variant's config declares it ("" when it names none)
+    comparison: Comparison
+
+
+def compare_pairs(engine: Engine, as_of: datetime, cohorts: list[str] | None = None, *, n_boot: int = 1000,
+                  seed: int = 0) -> dict[str, list[PairComparison]]:
+    """cohort → each of its ablation pairs compared within it (None: every cohort that has any), computed once so
+    the cohort page and the statistics page show — and pay for — the same comparisons."""
+    out: dict[str, list[PairComparison]] = {}
+    for cohort, pairs in ablation_pairs_by_cohort(engine).items():
+        if cohorts is not None and cohort not in cohorts:
+            continue
+        out[cohort] = [PairComparison(base, variant, factor,
+                                      compare(engine, base, variant, as_of, [cohort], n_boot=n_boot, seed=seed))
+                       for base, variant, factor in pairs]
+    return out
+
+
 def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, as_of: datetime) -> dict[int, str]:
     rows = session.execute(select(CohortRow.id, CohortRow.name, AgentRow.name)
                            .join(AgentRow, AgentRow.cohort_id == CohortRow.id)

@@ -4,6 +4,7 @@ calibration, consistency and the proxy's validity — per cohort, for the pages 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,7 @@ from arena.scoring.proxy import aggregate_rows
 from arena.scoring.sequential import DEFAULT_ALPHA, compare_sequentially
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
-from arena.services.ablation import resolution_times
+from arena.services.ablation import PairComparison, compare_pairs, resolution_times
 from arena.services.mark import price_frame
 from arena.services.score import rows_frame, bets_frame, latest_resolutions
 from arena.services.standings import forecast_set_frame
@@ -164,9 +165,11 @@ def _pnl_by_market(session: Session, cohort_ids: list[int], names: dict[int, str
 
 def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] | None = None, *,
                       n_boot: int = DEFAULT_DRAWS, seed: int = 0,
-                      min_resolved: int = DEFAULT_MIN_RESOLVED) -> dict[str, CohortStatistics]:
+                      min_resolved: int = DEFAULT_MIN_RESOLVED,
+                      ablations: Mapping[str, list[PairComparison]] | None = None) -> dict[str, CohortStatistics]:
     """Everything statistical about each cohort, recomputed from stored facts. Seeded: the same database
-    gives the same intervals."""
+    gives the same intervals. `ablations`: the cohorts' ablation pairs already compared with the same `n_boot`
+    and `seed` (`services.ablation.compare_pairs`), so a render compares each pair once; None compares them here."""
     out: dict[str, CohortStatistics] = {}
     with Session(engine) as s:
         names = _cohort_ids(s, cohort_names)
@@ -229,7 +232,8 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         cb = board[board["cohort"] == name] if len(board) else board
         if len(cb) and cb["brier"].notna().sum() >= 3:
             st.proxy_validity = proxy_validity(cb)
-        st.ablations, st.replicates = _ablations(engine, name, as_of, n_boot, seed)
+        pairs = ablations.get(name, []) if ablations is not None else None
+        st.ablations, st.replicates = _ablations(engine, name, as_of, n_boot, seed, pairs)
         out[name] = st
     return out
 
@@ -264,15 +268,15 @@ def sequences(scored: pd.DataFrame, first: str | None, resolved_at: pd.Series,
     return pd.DataFrame(rows, columns=list(SEQUENCE_COLUMNS))
 
 
-def _ablations(engine: Engine, cohort: str, as_of: datetime, n_boot: int, seed: int
-               ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every `variant_of` pair of the cohort's lineup compared (services.ablation), one row per metric, and the
-    run-to-run spread of its replicated seats."""
-    from arena.services.ablation import ablation_pairs, compare
-
+def _ablations(engine: Engine, cohort: str, as_of: datetime, n_boot: int, seed: int,
+               pairs: list[PairComparison] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every `variant_of` pair of the cohort's lineup compared (services.ablation; `pairs`: already compared),
+    one row per metric, and the run-to-run spread of its replicated seats."""
+    if pairs is None:
+        pairs = compare_pairs(engine, as_of, [cohort], n_boot=n_boot, seed=seed).get(cohort, [])
     rows, spread = [], []
-    for base, variant, factor in ablation_pairs(engine, cohort):
-        c = compare(engine, base, variant, as_of, [cohort], n_boot=n_boot, seed=seed)
+    for pair in pairs:
+        base, variant, factor, c = pair.base, pair.variant, pair.factor, pair.comparison
         for metric, d in c.differences.items():
             rows.append({"pair": f"{variant} vs {base}", "factor": factor, **d.to_json(), "metric": metric,
                          "first_date": c.sequence.get("first_date") if metric == "forecast_brier" else None})

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 from arena.clock import utc
 from arena.store.tables import AgentRow, FillRow, ForecastRow, MarketRow
 from arena.web.env import page_path
+from arena.web.refs import site_market_ids
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,6 @@ def _row(m: tuple, cohorts: int, in_set: bool, bets: int, bettors: int) -> Marke
 
 def market_index_context(engine: Engine, as_of: datetime) -> MarketIndexPage:
     """Every market with a page, newest close first."""
-    from arena.web.contexts import site_market_ids
-
     with engine.connect() as conn:
         ids = sorted(site_market_ids(conn))
     asked, traded = _usage(engine)

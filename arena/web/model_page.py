@@ -4,7 +4,7 @@ per cohort, what its calls cost, and random-effects meta-analyses of its per-coh
 against every other model and the references (`services.models`), two of them drawn as forest plots.
 
 The page only reshapes: every number comes from `services.standings`, `services.models`,
-`services.decomposition` or the stored model calls.
+`services.decomposition` or `services.model_costs`.
 """
 
 from __future__ import annotations
@@ -14,29 +14,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
+from arena.services.model_costs import Cost, model_costs
 from arena.services.models import ModelComparison, model_comparisons
-from arena.store.tables import AgentRow, DecisionRow, ModelCallRow
-from arena.web.contexts import (
-    AgentScore,
-    BoardRow,
-    Chart,
-    CohortInfo,
-    IntervalRow,
-    SkillLuck,
-    Standings,
-    _cohort_infos,
-    board_rows,
-    equity_chart,
-    interval_chart,
-    load_standings,
-    skill_luck,
-)
+from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, load_standings
+from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
+from arena.web.refs import CohortInfo, cohort_infos
+from arena.web.score_charts import IntervalRow, interval_chart
+from arena.web.skill_luck import SkillLuck, skill_luck
 
 
 @dataclass(frozen=True)
@@ -59,21 +48,6 @@ class ComparisonRow:
     better_in: int  # cohorts whose own interval lies below 0
     worse_in: int
     verdict: str
-
-
-@dataclass(frozen=True)
-class Cost:
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_micros: int | None  # None: no call reported a cost
-    resolved_forecasts: int
-
-    @property
-    def per_resolved_forecast_micros(self) -> int | None:
-        if self.cost_micros is None or not self.resolved_forecasts:
-            return None
-        return self.cost_micros // self.resolved_forecasts
 
 
 @dataclass(frozen=True)
@@ -113,19 +87,6 @@ def forest_chart(title: str, comparison: ModelComparison) -> Chart:
 
 # --- the context ------------------------------------------------------------------------------------------------
 
-def model_costs(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
-    """model → its calls, tokens and reported cost, summed over its seats (None: every model)."""
-    q = (select(AgentRow.name, func.count(), func.coalesce(func.sum(ModelCallRow.prompt_tokens), 0),
-                func.coalesce(func.sum(ModelCallRow.completion_tokens), 0), func.sum(ModelCallRow.cost_micros))
-         .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
-         .join(AgentRow, AgentRow.id == DecisionRow.agent_id).group_by(AgentRow.name))
-    if names is not None:
-        q = q.where(AgentRow.name.in_(list(names)))  # type: ignore[attr-defined]
-    with engine.connect() as conn:
-        return {str(n): Cost(int(c), int(p), int(t), None if cost is None else int(cost), 0)
-                for n, c, p, t, cost in conn.execute(q).all()}
-
-
 def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
                    standings: Standings | None = None,
                    luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[str, ModelPage]:
@@ -133,7 +94,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     st = standings if standings is not None and standings.boards is not None else \
         load_standings(engine, as_of, None, with_overall=True)
     with engine.connect() as conn:
-        infos = _cohort_infos(conn)
+        infos = cohort_infos(conn)
     luck = luck if luck is not None else skill_luck(engine, as_of)
     seats: dict[str, list[tuple[CohortInfo, AgentScore]]] = {}
     for cid, info in infos.items():
@@ -183,4 +144,4 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     return out
 
 
-__all__ = ["ComparisonRow", "Cost", "ModelCohort", "ModelPage", "forest_chart", "model_contexts", "model_costs"]
+__all__ = ["ComparisonRow", "ModelCohort", "ModelPage", "forest_chart", "model_contexts"]

@@ -311,12 +311,12 @@ def _wait_gone(pid: int) -> bool:
 
 CHILD_OF_KILLED = """
 import sys, threading, time
-from arena.web.render import _Forked
+from arena.web.fork import Forked
 pid_file = sys.argv[1]
 def work():
     open(pid_file + ".tmp", "w").write("x")
     threading.Event().wait()
-child = _Forked(work)
+child = Forked(work)
 open(pid_file, "w").write(str(child.pid))
 threading.Event().wait()
 """
@@ -343,16 +343,16 @@ def test_a_render_child_dies_with_its_killed_parent(tmp_path):
 
 
 def test_end_children_stops_the_render_children(tmp_path):
-    from arena.web import render
+    from arena.web import fork
 
     started = tmp_path / "started"
-    child = render._Forked(lambda: (started.write_text("x"), threading.Event().wait()) and {})
+    child = fork.Forked(lambda: (started.write_text("x"), threading.Event().wait()) and {})
     deadline = time.monotonic() + 30
     while not started.exists():
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    assert child.pid in render._children
-    assert render.end_children() == 1
+    assert child.pid in fork.children
+    assert fork.end_children() == 1
     with pytest.raises(RuntimeError):
         child.join()
-    assert child.pid not in render._children and _gone(child.pid)
+    assert child.pid not in fork.children and _gone(child.pid)

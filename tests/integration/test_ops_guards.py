@@ -17,7 +17,7 @@ from arena.cli import main
 from arena.progress import Progress
 from arena.store.engine import make_engine
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, JobRunRow
-from arena.web.contexts import operations_context
+from arena.web.operations_page import operations_context
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["demo", "--seed", "3", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "12"]

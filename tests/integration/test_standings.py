@@ -183,7 +183,7 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
 
 def test_demo_statistics_page_shows_the_ablation_table(demo_db):
     from arena.services.statistics import cohort_statistics
-    from arena.web.contexts import statistics_context
+    from arena.web.statistics_page import statistics_context
 
     name = "cohort-2026-01-04"
     st = cohort_statistics(make_engine(demo_db), LATER, [name], n_boot=100)[name]
@@ -200,7 +200,7 @@ def test_demo_statistics_page_shows_the_ablation_table(demo_db):
 
 def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_numbers(demo_db):
     from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
-    from arena.web.contexts import cohort_contexts
+    from arena.web.cohort_page import cohort_contexts
     from arena.web.env import number, page_path, render_page
 
     name = "cohort-2026-01-04"
@@ -217,3 +217,20 @@ def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_nu
     section = section[: section.index("</table>")]
     assert "forecaster-v2" in section and number(row.estimate, 4, True) in section
     assert (row.first_date or "not yet") in section
+
+
+def test_a_render_compares_each_ablation_pair_once_for_both_pages(demo_db, tmp_path, monkeypatch):
+    """The cohort page's ablation rows and the statistics page's ablation table come from one comparison per
+    pair (issue 11): `services.ablation.compare` runs once per pair, not once per page kind."""
+    import arena.services.ablation as ablation
+    from arena.web.render import render_site
+
+    engine = make_engine(demo_db)
+    pairs = sum(len(p) for p in ablation.ablation_pairs_by_cohort(engine).values())
+    assert pairs > 0  # the demo plants a variant_of pair in each cohort
+    calls = []
+    real = ablation.compare
+    monkeypatch.setattr(ablation, "compare", lambda *a, **k: calls.append(a[1:3]) or real(*a, **k))
+    report = render_site(engine, tmp_path, LATER, parallel=False, statistics="all")
+    assert report.pages["statistics"] == report.pages["cohort"] > 0  # both page kinds show the pairs
+    assert len(calls) == pairs

@@ -1,4 +1,5 @@
-"""The folder layout is the architecture: pure layers import no I/O libraries and never read the wall clock."""
+"""The folder layout is the architecture: pure layers import no I/O libraries and never read the wall clock; the
+web layer sits at the edge (only the CLI and the jobs import it; it imports no venue or agent) in small modules."""
 
 import ast
 from pathlib import Path
@@ -44,3 +45,56 @@ def test_every_module_says_what_it_owns():
     missing = [str(f.relative_to(ARENA)) for f in ARENA.rglob("*.py")
                if f.name != "__main__.py" and ast.get_docstring(ast.parse(f.read_text())) is None]
     assert missing == []
+
+
+# --- the web layer (issue 11): it only reshapes, it sits at the edge, and its modules stay small -----------------
+
+WEB = ARENA / "web"
+WEB_MAX_LINES = 400
+ROOT = ARENA.parent
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module `path` imports, at the top or inside a function, including `importlib.import_module("…")`
+    with a literal name (the way an optional module is reached)."""
+    names = _imports(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_web_never_imports_the_venues_or_the_agents():
+    offenders = [f"{f.relative_to(ARENA)} imports {name}" for f in WEB.rglob("*.py") for name in _imported_modules(f)
+                 if _under(name, "arena.venues") or _under(name, "arena.agents")]
+    assert offenders == []
+
+
+def test_only_the_cli_and_the_jobs_import_the_web():
+    allowed = {WEB, ROOT / "jobs"}
+    offenders = []
+    for f in list(ARENA.rglob("*.py")) + list((ROOT / "jobs").rglob("*.py")):
+        if any(f.is_relative_to(a) for a in allowed) or (f.parent == ARENA and f.name.startswith("cli")):
+            continue
+        offenders += [f"{f.relative_to(ROOT)} imports {name}" for name in _imported_modules(f)
+                      if _under(name, "arena.web")]
+    assert offenders == []
+
+
+def test_the_web_checks_see_an_import_made_inside_a_function(tmp_path):
+    """The two checks above would pass vacuously if they missed lazy imports: make sure they see one."""
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""p."""\nimport importlib\n\ndef f():\n    from arena.venues.simulated import X\n'
+                     '    importlib.import_module("arena.agents.llm")\n')
+    assert {"arena.venues.simulated", "arena.agents.llm"} <= _imported_modules(probe)
+
+
+def test_no_web_module_is_over_400_lines():
+    sizes = {str(f.relative_to(ARENA)): len(f.read_text().splitlines()) for f in WEB.rglob("*.py")}
+    assert len(sizes) > 10  # the web layer is split into modules (not one big contexts.py)
+    assert {f: n for f, n in sizes.items() if n > WEB_MAX_LINES} == {}

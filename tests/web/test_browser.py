@@ -27,7 +27,8 @@ from arena.services.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow
 from arena.web.env import money, page_path
-from arena.web.render import STATIC, render_site
+from arena.web.assets import STATIC
+from arena.web.render import render_site
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

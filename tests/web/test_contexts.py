@@ -17,7 +17,15 @@ from arena.money import Money
 from arena.services.score import SCORING_VERSION, cohort_leaderboards, overall_leaderboard
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow
-from arena.web import contexts as ctx
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
+from arena.web.agent_page import agent_contexts
+from arena.web.boards import load_standings
+from arena.web.charts import CHART_MAX_POINTS
+from arena.web.cohort_page import cohort_contexts
+from arena.web.index_page import index_context
+from arena.web.market_page import market_contexts
+from arena.web.methodology_page import methodology_context
+from arena.web.operations_page import operations_context
 from arena.web.env import (
     date,
     dt,
@@ -32,7 +40,7 @@ from arena.web.env import (
     signed_money,
     slug,
 )
-from arena.web.render import unslug
+from arena.web.paths import unslug
 
 
 def _same(a: float, b: float) -> bool:
@@ -109,8 +117,8 @@ def _fold_pnl(s: Session, agent: AgentRow, cohort: CohortRow, as_of: datetime) -
 
 def test_contexts_match_the_database(sim_arena):
     engine, as_of = sim_arena.engine, sim_arena.as_of
-    cohort_pages = ctx.cohort_contexts(engine, as_of)
-    agent_pages = ctx.agent_contexts(engine, as_of)
+    cohort_pages = cohort_contexts(engine, as_of)
+    agent_pages = agent_contexts(engine, as_of)
     board = cohort_leaderboards(engine, as_of).set_index(["cohort", "agent"])
     with Session(engine) as s:
         cohorts = {c.id: c for c in s.scalars(select(CohortRow))}
@@ -133,7 +141,7 @@ def test_contexts_match_the_database(sim_arena):
             assert (row.n_bets, row.n_resolved) == (int(lib["n_bets"]), int(lib["n_resolved"]))
             assert (row.brier_band, row.return_band) == (lib["brier_band"], lib["return_band"])
             assert math.isclose(row.pnl_micros / 1e6, float(lib["pnl"]), abs_tol=1e-6)
-            assert row.provisional == (row.n_resolved < ctx.PROVISIONAL_MIN_RESOLVED)
+            assert row.provisional == (row.n_resolved < PROVISIONAL_MIN_RESOLVED)
             # the agent page shows the same row, every fill, every decision and every snapshot
             page = agent_pages[a.id]
             assert page.score == row
@@ -152,7 +160,7 @@ def test_contexts_match_the_database(sim_arena):
             n_snap = s.scalar(select(func.count()).select_from(PortfolioSnapshotRow).where(
                 PortfolioSnapshotRow.agent_id == a.id, PortfolioSnapshotRow.as_of <= as_of))
             assert n_snap > 0 and not page.equity.empty
-            assert len(page.equity.series[0].points.split()) == min(n_snap, ctx.CHART_MAX_POINTS)
+            assert len(page.equity.series[0].points.split()) == min(n_snap, CHART_MAX_POINTS)
         assert open_seen > 0, "the arena is stopped mid-way: some positions are still open"
         # ranks follow the scoring library's order (Brier, best first)
         for name, page in cohort_pages.items():
@@ -162,17 +170,17 @@ def test_contexts_match_the_database(sim_arena):
 
 def test_index_totals_and_the_other_pages(sim_arena):
     engine, as_of = sim_arena.engine, sim_arena.as_of
-    index = ctx.index_context(engine, as_of)
+    index = index_context(engine, as_of)
     overall = overall_leaderboard(engine, as_of)
     assert [r.model for r in index.overall] == list(overall["agent"])
-    rows = ctx.load_standings(engine, as_of).rows.values()
+    rows = load_standings(engine, as_of).rows.values()
     for r, lib in zip(index.overall, overall.to_dict("records")):
         assert r.total_pnl_micros == sum(a.pnl_micros for a in rows if a.agent == r.model)
         assert math.isclose(r.total_pnl_micros / 1e6, lib["total_pnl"], abs_tol=1e-5)
         assert _same(r.brier, float(lib["brier"]))
         assert len(r.agents) == r.cohorts == 2
 
-    market = ctx.market_contexts(engine, as_of, [sim_arena.xss_market_id])[sim_arena.xss_market_id]
+    market = market_contexts(engine, as_of, [sim_arena.xss_market_id])[sim_arena.xss_market_id]
     assert market.market.question == sim_arena.xss_question  # stored as given; escaping is the template's job
     assert market.market.url == ""  # a javascript: address is never offered as a link
     with Session(engine) as s:
@@ -182,7 +190,7 @@ def test_index_totals_and_the_other_pages(sim_arena):
     assert len(market.chart.markers) == sum(1 for t in market.trades if t.kind in ("buy", "sell"))
     assert not market.chart.empty
 
-    agent = ctx.agent_contexts(engine, as_of, [sim_arena.xss_agent_id])[sim_arena.xss_agent_id]
+    agent = agent_contexts(engine, as_of, [sim_arena.xss_agent_id])[sim_arena.xss_agent_id]
     decision = next(d for d in agent.decisions if d.id == sim_arena.xss_decision_id)
     assert decision.reasoning == sim_arena.xss_reasoning
     assert [c.attempt for c in decision.calls] == [1, 2]
@@ -191,13 +199,13 @@ def test_index_totals_and_the_other_pages(sim_arena):
     assert [r.reason for r in decision.rejections] == ["bad_forecast"]
     assert all(0.0 <= a.implied_confidence <= 1.0 for a in decision.actions if a.type == "BET")
 
-    method = ctx.methodology_context(engine)
+    method = methodology_context(engine)
     versions = {v.name: v.value for v in method.versions}
     assert versions["sizing"] == SIZING_VERSION and versions["scoring"] == SCORING_VERSION
     assert {"brier", "bss_vs_market", "crowd_proxy", "pnl"} <= {m.name for m in method.metrics}
     assert ("prompt (model calls)", "p-test", 2) in method.seen
 
-    ops = ctx.operations_context(engine, as_of)
+    ops = operations_context(engine, as_of)
     assert [r.venue for r in ops.sync_runs] == ["manifold"] and ops.sync_errors[0].message == "not a number: <NaN>"
     assert {(j.job, j.runs, j.ok, j.failed) for j in ops.jobs} == {("mark", 2, 1, 1)}
     assert dict(ops.tables)["fills"] > 0
@@ -205,8 +213,8 @@ def test_index_totals_and_the_other_pages(sim_arena):
 
 def test_contexts_of_an_empty_database(engine):
     as_of = datetime(2026, 1, 4, tzinfo=timezone.utc)
-    index = ctx.index_context(engine, as_of)
+    index = index_context(engine, as_of)
     assert index.overall == () and index.cohorts == ()
-    assert ctx.cohort_contexts(engine, as_of) == {} and ctx.agent_contexts(engine, as_of) == {}
-    assert ctx.market_contexts(engine, as_of) == {}
-    assert ctx.agent_contexts(engine, as_of, [42]) == {}
+    assert cohort_contexts(engine, as_of) == {} and agent_contexts(engine, as_of) == {}
+    assert market_contexts(engine, as_of) == {}
+    assert agent_contexts(engine, as_of, [42]) == {}

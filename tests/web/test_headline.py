@@ -104,7 +104,7 @@ def test_serve_answers_api_leaderboard_json(sim_arena, tmp_path):
 
 def test_methodology_explains_the_headline_and_both_seed_001_pathologies_with_numbers(sim_arena):
     from arena.scoring.brier import brier_band, brier_score
-    from arena.web.contexts import methodology_context
+    from arena.web.methodology_page import methodology_context
     from arena.web.env import render_page
 
     page = methodology_context(sim_arena.engine)
@@ -129,7 +129,7 @@ def test_methodology_explains_the_headline_and_both_seed_001_pathologies_with_nu
 
 
 def test_agent_page_shows_its_row_of_the_headline_board(sim_arena, tmp_path):
-    from arena.web.contexts import agent_contexts
+    from arena.web.agent_page import agent_contexts
 
     page = agent_contexts(sim_arena.engine, sim_arena.as_of, [sim_arena.xss_agent_id])[sim_arena.xss_agent_id]
     boards = standings(sim_arena.engine, sim_arena.as_of, cohort_names=[page.cohort.name])

@@ -9,7 +9,7 @@ import re
 
 from arena.scoring.provisional import PROVISIONAL_RULE
 from arena.services.statistics import cohort_statistics
-from arena.web.contexts import statistics_context
+from arena.web.statistics_page import statistics_context
 from arena.web.env import page_path, render_page
 
 N_BOOT = 200
@@ -72,7 +72,7 @@ def test_reliability_diagram_per_agent_with_bin_counts(sim_arena):
 
 def test_interim_bss_vs_market_is_not_shown_over_a_tiny_market_brier(sim_arena):
     from arena.scoring.brier import BSS_MARKET_FLOOR
-    from arena.web.contexts import _guard_bss
+    from arena.web.statistics_page import _guard_bss
 
     rows = _guard_bss(({"agent": "a", "interim_market_brier": 2.5e-7, "interim_bss_vs_market": -2.59e33},
                        {"agent": "b", "interim_market_brier": BSS_MARKET_FLOOR, "interim_bss_vs_market": 0.4},

@@ -1,0 +1,267 @@
+"""The leaderboards as the pages show them: each agent's row of its cohort board (`Standings`, loaded once per
+render), the headline boards of `services.standings` reshaped into rows (`BoardRow`, `Headline`), and the
+columns' help from the metric registry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from arena.money import MICRO
+from arena.scoring.brier import BSS_MARKET_FLOOR
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
+from arena.scoring.registry import METRICS
+from arena.services.agent_standings import agent_standings
+from arena.services.standings import Boards
+from arena.web.env import page_path
+from arena.web.values import num
+
+
+@dataclass(frozen=True)
+class ColumnHelp:
+    """A leaderboard column: its header, and the registered metric's direction and description (a tooltip)."""
+
+    key: str
+    label: str
+    direction: str
+    description: str
+
+
+@dataclass(frozen=True)
+class AgentScore:
+    """One row of a cohort leaderboard: every metric of one agent, P/L exact in micro-USD."""
+
+    rank: int
+    agent_id: int
+    agent: str
+    cohort: str
+    kind: str
+    model_id: str
+    href: str  # site-relative path of the agent's page
+    cohort_href: str
+    n_bets: int
+    n_resolved: int
+    brier: float
+    brier_band: str
+    brier_kelly: float
+    brier_stated: float
+    bss_vs_0_25: float
+    bss_vs_market: float
+    crowd_proxy: float
+    win_rate: float
+    start_micros: int
+    cash_micros: int
+    positions_value_micros: int
+    total_value_micros: int
+    pnl_micros: int
+    return_pct: float
+    return_band: str
+    open_positions: int
+    unpriced_positions: int
+    provisional: bool
+
+
+_BOARD_COLUMNS = [
+    ("brier", "Brier"), ("brier_kelly", "Brier (Kelly)"), ("brier_stated", "Brier (stated)"),
+    ("bss_vs_0_25", "BSS vs 0.25"), ("bss_vs_market", "BSS vs market"), ("crowd_proxy", "Crowd proxy"),
+    ("pnl", "P/L"), ("return_pct", "Return"), ("win_rate", "Win rate"),
+    ("model_brier_across_cohorts", "Brier (pooled)"),
+]
+
+
+def column_help() -> dict[str, ColumnHelp]:
+    """Header help of the leaderboard columns, by metric name, from the metric registry."""
+    out = {}
+    for key, label in _BOARD_COLUMNS:
+        m = METRICS.get(key)
+        out[key] = ColumnHelp(key, label, m.direction if m else "", m.description if m else "")
+    return out
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Every cohort leaderboard row keyed by agent id, the overall (per model) rows, and each agent's open
+    positions valued at `as_of` — computed once and shared by the index, cohort and agent pages."""
+
+    as_of: datetime
+    rows: Mapping[int, AgentScore]
+    by_cohort: Mapping[int, tuple[AgentScore, ...]]
+    positions: Mapping[int, tuple[dict[str, Any], ...]]  # agent id → valued open positions (micro units)
+    overall: pd.DataFrame | None
+    curves: Mapping[int, tuple[tuple[datetime, int], ...]]  # agent id → (as_of, total value micro-USD) by time
+    boards: Boards | None = None  # services.standings: the headline boards (intervals, tiers, references)
+    pnl_by_name: Mapping[str, int] = field(default_factory=dict)  # agent name → P/L over its cohorts here
+    cohort_pnl: Mapping[int, int] = field(default_factory=dict)  # cohort id → its agents' P/L together
+
+
+def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
+                   with_overall: bool = False, with_boards: bool = True) -> Standings:
+    """Leaderboards of the given cohorts (None: all), reshaped from `services.agent_standings` (which folds the
+    cash, marks the positions and scores the bets): one `AgentScore` per agent, ranked in the scoring library's
+    order within its cohort."""
+    src = agent_standings(engine, as_of, cohort_ids, with_overall, with_boards)
+    rows: dict[int, AgentScore] = {}
+    for aid, cid, name, kind, model_id in src.agents:
+        cname = src.cohorts[cid]
+        m = src.metrics.get((cname, name), {})
+        book = src.money[aid]
+        n_resolved = int(m.get("n_resolved", 0) or 0)
+        rows[aid] = AgentScore(
+            rank=0, agent_id=aid, agent=name, cohort=cname, kind=kind, model_id=model_id,
+            href=page_path("agent", aid), cohort_href=page_path("cohort", cname),
+            n_bets=int(m.get("n_bets", 0) or 0), n_resolved=n_resolved,
+            brier=num(m.get("brier")), brier_band=str(m.get("brier_band", "n/a")),
+            brier_kelly=num(m.get("brier_kelly")), brier_stated=num(m.get("brier_stated")),
+            bss_vs_0_25=num(m.get("bss_vs_0_25")), bss_vs_market=num(m.get("bss_vs_market")),
+            crowd_proxy=num(m.get("crowd_proxy")), win_rate=num(m.get("win_rate")),
+            start_micros=book.start_micros, cash_micros=book.cash_micros,
+            positions_value_micros=book.positions_value_micros, total_value_micros=book.total_value_micros,
+            pnl_micros=book.pnl_micros, return_pct=num(m.get("return_pct")),
+            return_band=str(m.get("return_band", "n/a")), open_positions=book.open_positions,
+            unpriced_positions=book.unpriced_positions, provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+        )
+    by_cohort: dict[int, list[AgentScore]] = defaultdict(list)
+    for aid, cid, *_ in src.agents:
+        by_cohort[cid].append(rows[aid])
+    ranked: dict[int, tuple[AgentScore, ...]] = {}
+    for cid, rs in by_cohort.items():
+        rs.sort(key=lambda r: (src.order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
+        ranked[cid] = tuple(_with_rank(r, i + 1) for i, r in enumerate(rs))
+        for r in ranked[cid]:
+            rows[r.agent_id] = r
+    return Standings(as_of, rows, ranked, src.positions, src.overall, src.curves, src.boards, src.pnl_by_name(),
+                     src.cohort_pnl())
+
+
+def _with_rank(row: AgentScore, rank: int) -> AgentScore:
+    return replace(row, rank=rank)
+
+
+# Headline column → (header, registered metric): the header tooltips come from the metric registry.
+_HEADLINE_COLUMNS = {
+    "forecast_brier": ("Forecast Brier", "forecast_brier"),
+    "brier_minus_market": ("Brier − market", "brier_minus_market"),
+    "bss_vs_market": ("BSS vs market", "bss_vs_market"),
+    "implied_brier": ("Implied Brier (seed 001)", "brier"),
+    "bss_vs_0_25": ("BSS vs 0.25 (seed 001)", "bss_vs_0_25"),
+    "kelly_brier": ("Kelly Brier", "brier_kelly"),
+    "stated_brier": ("Stated Brier (bets)", "brier_stated"),
+    "coherence_gap": ("Coherence gap", "coherence_gap"),
+    "contradicting_bets": ("Contradicting bets", "contradicting_bets"),
+    "pnl": ("P/L", "pnl"),
+    "return_pct": ("Return", "return_pct"),
+    "win_rate": ("Win rate", "win_rate"),
+    "crowd_proxy": ("Crowd proxy", "crowd_proxy"),
+}
+
+
+def headline_help() -> dict[str, ColumnHelp]:
+    """Header help of the headline board's columns, from the metric registry."""
+    out = {}
+    for key, (label, name) in _HEADLINE_COLUMNS.items():
+        m = METRICS.get(name)
+        out[key] = ColumnHelp(key, label, m.direction if m else "", m.description if m else "")
+    return out
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One row of a headline board (a cohort's agent, or a model across cohorts), as `services.standings`
+    computed it: the web layer only reshapes. Scores are floats (NaN: unknown); P/L exact to the micro-USD."""
+
+    name: str  # agent (cohort board) or model (overall board)
+    kind: str  # llm, baseline or reference
+    href: str  # the agent's page ("" for a reference row and on the overall board)
+    rank_label: str  # "1", "1=" (a tie), "" when unranked
+    rank: float
+    tier: float
+    provisional: bool
+    n_cohorts: float
+    forecast_brier: float
+    forecast_brier_lo: float
+    forecast_brier_hi: float
+    n_forecasts: float
+    brier_minus_market: float
+    brier_minus_market_lo: float
+    brier_minus_market_hi: float
+    bss_vs_market: float
+    bss_vs_market_note: str
+    implied_brier: float
+    implied_brier_band: str
+    bss_vs_0_25: float
+    kelly_brier: float
+    stated_brier: float
+    n_bets: float
+    n_resolved_bets: float
+    pnl_micros: int | None
+    return_pct: float
+    win_rate: float
+    crowd_proxy: float
+    coherence_gap: float
+    contradicting_bets: float
+
+    @property
+    def is_reference(self) -> bool:
+        return self.kind == "reference"
+
+
+def _micros(usd: Any) -> int | None:
+    v = num(usd)
+    return None if math.isnan(v) else int(round(v * MICRO))
+
+
+def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = None) -> tuple[BoardRow, ...]:
+    """`services.standings` board rows (cohort: "agent" column; overall: "model"), best first."""
+    if frame is None or not len(frame):
+        return ()
+    key = "model" if "model" in frame.columns else "agent"
+    out = []
+    for rec in frame.to_dict("records"):
+        name = str(rec[key])
+        kind = str(rec.get("kind") or "")
+        band = rec.get("implied_brier_band")
+        out.append(BoardRow(
+            name=name, kind=kind, href=(hrefs or {}).get(name, "") if kind != "reference" else "",
+            rank_label=str(rec.get("rank_label") or ""), rank=num(rec.get("rank")), tier=num(rec.get("tier")),
+            provisional=bool(rec.get("provisional")), n_cohorts=num(rec.get("n_cohorts")),
+            forecast_brier=num(rec.get("forecast_brier")), forecast_brier_lo=num(rec.get("forecast_brier_lo")),
+            forecast_brier_hi=num(rec.get("forecast_brier_hi")), n_forecasts=num(rec.get("n_forecasts")),
+            brier_minus_market=num(rec.get("brier_minus_market")),
+            brier_minus_market_lo=num(rec.get("brier_minus_market_lo")),
+            brier_minus_market_hi=num(rec.get("brier_minus_market_hi")),
+            bss_vs_market=num(rec.get("bss_vs_market")), bss_vs_market_note=str(rec.get("bss_vs_market_note") or ""),
+            implied_brier=num(rec.get("implied_brier")),
+            implied_brier_band=str(band) if isinstance(band, str) else "n/a",
+            bss_vs_0_25=num(rec.get("bss_vs_0_25")), kelly_brier=num(rec.get("kelly_brier")),
+            stated_brier=num(rec.get("stated_brier")), n_bets=num(rec.get("n_bets")),
+            n_resolved_bets=num(rec.get("n_resolved_bets")), pnl_micros=_micros(rec.get("pnl")),
+            return_pct=num(rec.get("return_pct")), win_rate=num(rec.get("win_rate")),
+            crowd_proxy=num(rec.get("crowd_proxy")), coherence_gap=num(rec.get("coherence_gap")),
+            contradicting_bets=num(rec.get("contradicting_bets")),
+        ))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline board ready for a page: its rows, the rank key and the rules the page states."""
+
+    rows: tuple[BoardRow, ...]
+    rank_by: str
+    rank_label: str
+    columns: Mapping[str, ColumnHelp]
+    provisional_rule: str
+    bss_floor: float
+
+
+def headline(frame: pd.DataFrame | None, rank_by: str, hrefs: Mapping[str, str] | None = None) -> Headline:
+    label = _HEADLINE_COLUMNS.get(rank_by, (rank_by, ""))[0]
+    return Headline(board_rows(frame, hrefs), rank_by, label, headline_help(), PROVISIONAL_RULE, BSS_MARKET_FLOOR)

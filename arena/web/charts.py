@@ -1,0 +1,259 @@
+"""Inline SVG charts, fully laid out in Python (the template only draws them): the `Chart` and its parts, the
+plot frame that maps time and value into it, and the charts over time (equity, prices) plus cost vs skill.
+Pure layout: no database, no metric.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from arena.money import MICRO
+from arena.web.env import money
+from arena.web.values import num
+
+
+CHART_MAX_POINTS = 400  # longer series are thinned (first, last and evenly spaced points kept)
+
+
+@dataclass(frozen=True)
+class Tick:
+    pos: float
+    label: str
+    anchor: str = "middle"  # SVG text-anchor: the end ticks hug the plot so they are never clipped
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: str  # SVG polyline points "x,y x,y …", already in the chart's coordinates
+    css: str
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    y: float
+    path: str  # SVG path data of the marker shape, centred on (x, y)
+    css: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A straight reference line across (horizontal: y) or down (vertical: x) the plot, with a label."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    label: str
+    css: str
+    label_x: float
+    label_y: float
+    anchor: str  # SVG text-anchor of the label
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An inline SVG chart, fully laid out: the template only draws what is here."""
+
+    title: str
+    width: int
+    height: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+    series: tuple[Series, ...]
+    markers: tuple[Marker, ...]
+    rules: tuple[Rule, ...]
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    empty: bool
+    legend: bool
+
+    @property
+    def y_label_x(self) -> float:
+        return self.left - 6
+
+    @property
+    def x_label_y(self) -> float:
+        return self.bottom + 18
+
+
+def epoch(t: datetime) -> float:
+    """Seconds since the epoch of a stored time (a naive one is UTC, as SQLite returns it)."""
+    return (t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+_W, _H = 900, 300
+
+
+_PAD_L, _PAD_R, _PAD_T, _PAD_B = 76.0, 12.0, 14.0, 30.0
+
+
+def _nice_step(span: float, target: int = 4) -> float:
+    raw = span / max(target, 1)
+    if raw <= 0:
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= raw:
+            return m * mag
+    return 10 * mag
+
+
+def _thin(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= CHART_MAX_POINTS:
+        return points
+    step = (len(points) - 1) / (CHART_MAX_POINTS - 1)
+    return [points[round(i * step)] for i in range(CHART_MAX_POINTS)]
+
+
+class _Frame:
+    """Maps (epoch seconds, value) into the plot box of a chart."""
+
+    def __init__(self, t0: float, t1: float, y0: float, y1: float) -> None:
+        if t1 <= t0:
+            t0, t1 = t0 - 43_200, t1 + 43_200  # one instant: half a day either side
+        if y1 <= y0:
+            pad = abs(y0) * 0.05 or 1.0
+            y0, y1 = y0 - pad, y1 + pad
+        self.t0, self.t1, self.y0, self.y1 = t0, t1, y0, y1
+        self.left, self.right = _PAD_L, _W - _PAD_R
+        self.top, self.bottom = _PAD_T, _H - _PAD_B
+
+    def x(self, t: float) -> float:
+        return self.left + (t - self.t0) / (self.t1 - self.t0) * (self.right - self.left)
+
+    def y(self, v: float) -> float:
+        return self.bottom - (v - self.y0) / (self.y1 - self.y0) * (self.bottom - self.top)
+
+    def points(self, pts: Iterable[tuple[float, float]]) -> str:
+        ax = (self.right - self.left) / (self.t1 - self.t0)
+        bx = self.left - self.t0 * ax
+        ay = -(self.bottom - self.top) / (self.y1 - self.y0)
+        by = self.bottom - self.y0 * ay
+        return " ".join([f"{ax * t + bx:.1f},{ay * v + by:.1f}" for t, v in pts])
+
+    def x_ticks(self) -> tuple[Tick, ...]:
+        span = self.t1 - self.t0
+        n = 5
+        fmt = "%Y-%m-%d" if span > 300 * 86_400 else "%b %d"
+        out = []
+        for i in range(n):
+            t = self.t0 + span * i / (n - 1)
+            anchor = "start" if i == 0 else "end" if i == n - 1 else "middle"
+            out.append(Tick(round(self.x(t), 1), datetime.fromtimestamp(t, tz=timezone.utc).strftime(fmt), anchor))
+        return tuple(out)
+
+    def y_ticks(self, label: Callable[[float], str]) -> tuple[Tick, ...]:
+        step = _nice_step(self.y1 - self.y0)
+        v = math.ceil(self.y0 / step) * step
+        out = []
+        while v <= self.y1 + step * 1e-9:
+            out.append(Tick(round(self.y(v), 1), label(v)))
+            v += step
+        return tuple(out)
+
+
+def _empty_chart(title: str) -> Chart:
+    return Chart(title, _W, _H, _PAD_L, _PAD_T, _W - _PAD_R, _H - _PAD_B, (), (), (), (), (), True, False)
+
+
+def _dollars_label(v: float) -> str:
+    a = abs(v)
+    sign = "-" if v < 0 else ""
+    if a >= 1_000_000:
+        return f"{sign}${a / 1_000_000:.3g}M"
+    if a >= 10_000:
+        return f"{sign}${a / 1_000:.3g}k"
+    return f"{sign}${a:,.0f}"
+
+
+def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
+                 reference_micros: int | None) -> Chart:
+    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash."""
+    pts = [[(epoch(t), v / MICRO) for t, v in curve] for _, curve in curves]
+    allpts = [p for c in pts for p in c]
+    if not allpts:
+        return _empty_chart(title)
+    ys = [v for _, v in allpts] + ([reference_micros / MICRO] if reference_micros is not None else [])
+    frame = _Frame(min(t for t, _ in allpts), max(t for t, _ in allpts), min(ys), max(ys))
+    lo, hi = frame.y0, frame.y1
+    pad = (hi - lo) * 0.05
+    frame = _Frame(frame.t0, frame.t1, lo - pad, hi + pad)
+    series = tuple(Series(label, frame.points(_thin(p)), f"s{i % 10}")
+                   for i, ((label, _), p) in enumerate(zip(curves, pts)) if p)
+    rules: tuple[Rule, ...] = ()
+    if reference_micros is not None:
+        y = round(frame.y(reference_micros / MICRO), 1)
+        rules = (Rule(frame.left, y, frame.right, y, f"start {money(reference_micros)}", "ref", frame.right - 4,
+                      y - 4, "end"),)
+    return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, series, (), rules,
+                 frame.x_ticks(), frame.y_ticks(_dollars_label), False, len(series) > 1)
+
+
+def marker_path(x: float, y: float, shape: str) -> str:
+    r = 7.0
+    if shape == "up":
+        return f"M{x:.1f},{y - r:.1f}L{x + r:.1f},{y + r * 0.8:.1f}L{x - r:.1f},{y + r * 0.8:.1f}Z"
+    if shape == "down":
+        return f"M{x:.1f},{y + r:.1f}L{x + r:.1f},{y - r * 0.8:.1f}L{x - r:.1f},{y - r * 0.8:.1f}Z"
+    return f"M{x - r:.1f},{y:.1f}L{x:.1f},{y - r:.1f}L{x + r:.1f},{y:.1f}L{x:.1f},{y + r:.1f}Z"
+
+
+def price_chart(title: str, series: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
+                trades: Sequence[tuple[datetime, int, str, str, str]],
+                events: Sequence[tuple[datetime, str]]) -> Chart:
+    """Prices (ppm, on a fixed 0..1 axis) over time, one line per outcome; trades as markers
+    (at, price ppm on the plotted line, shape up/down, title, side css); events (a resolution) as vertical
+    lines."""
+    pts = [[(epoch(t), p / MICRO) for t, p in s] for _, s in series]
+    times = [t for s in pts for t, _ in s] + [epoch(t) for t, *_ in trades]
+    times += [epoch(t) for t, _ in events]
+    if not times:
+        return _empty_chart(title)
+    frame = _Frame(min(times), max(times), 0.0, 1.0)
+    lines = tuple(Series(label, frame.points(_thin(p)), f"s{i % 10}")
+                  for i, ((label, _), p) in enumerate(zip(series, pts)) if p)
+    markers = []
+    for at, ppm, shape, tip, side in trades:
+        x, y = round(frame.x(epoch(at)), 1), round(frame.y(ppm / MICRO), 1)
+        markers.append(Marker(x, y, marker_path(x, y, shape), f"{'buy' if shape == 'up' else 'sell'} {side}", tip))
+    rules = []
+    for at, label in events:
+        x = round(frame.x(epoch(at)), 1)
+        rules.append(Rule(x, frame.top, x, frame.bottom, label, "event", x - 3, frame.top + 10, "end"))
+    return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, lines, tuple(markers),
+                 tuple(rules), frame.x_ticks(), frame.y_ticks(lambda v: f"{v:.2f}"), False, len(lines) > 1)
+
+
+def cost_skill_chart(points: Sequence[tuple[str, int, float]]) -> Chart | None:
+    """Cost vs skill: one marker per model at (its models' calls' total cost in USD, its forecast Brier); None
+    when no model has a reported cost (baselines and stand-ins cost nothing)."""
+    pts = [(name, micros / MICRO, brier) for name, micros, brier in points
+           if micros is not None and micros > 0 and math.isfinite(num(brier))]
+    if not pts:
+        return None
+    left, right, top, bottom = _PAD_L, _W - _PAD_R - 120, _PAD_T + 6, _H - _PAD_B
+    x1 = max(c for _, c, _ in pts) * 1.1
+    y0, y1 = 0.0, max(0.3, max(b for _, _, b in pts) * 1.1)
+
+    def x(v: float) -> float:
+        return round(left + v / x1 * (right - left), 1)
+
+    def y(v: float) -> float:
+        return round(bottom - (v - y0) / (y1 - y0) * (bottom - top), 1)
+
+    markers = tuple(Marker(x(c), y(b), marker_path(x(c), y(b), "dot"), "model",
+                           f"{name}: {money(int(round(c * MICRO)))}, forecast Brier {b:.3f}") for name, c, b in pts)
+    labels = tuple(Rule(x(c), y(b), x(c), y(b), name, "count", x(c) + 9, y(b) + 4, "start") for name, c, b in pts)
+    x_ticks = tuple(Tick(x(x1 * k / 4), money(int(round(x1 * k / 4 * MICRO))), "start" if k == 0 else "middle")
+                    for k in range(5))
+    y_ticks = tuple(Tick(y(v), f"{v:.2f}") for v in (0.0, y1 / 4, y1 / 2, 3 * y1 / 4, y1))
+    return Chart("Cost vs skill: total cost of a model's calls against its forecast Brier (lower is better)", _W, _H,
+                 left, top, right, bottom, (), markers, labels, x_ticks, y_ticks, False, False)

@@ -1,0 +1,127 @@
+"""The cohort page: its headline board and leaderboard, rules and lineup, decisions by status, equity chart, skill
+vs luck, ablation pairs and markets. Only reshapes what `Standings` and the services computed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.scoring.board import DEFAULT_RANK_BY
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
+from arena.services.ablation import PairComparison, compare_pairs
+from arena.services.standings import Boards
+from arena.services.statistics import DEFAULT_DRAWS
+from arena.store.tables import CohortRow, DecisionRow
+from arena.web.boards import ColumnHelp, AgentScore, column_help, Standings, load_standings, Headline, headline
+from arena.web.charts import Chart, equity_chart
+from arena.web.env import page_path
+from arena.web.market_index import cohort_markets
+from arena.web.refs import where_in, CohortInfo, cohort_infos
+from arena.web.skill_luck import SkillLuck, skill_luck
+from arena.web.values import flat
+
+
+@dataclass(frozen=True)
+class CohortPage:
+    as_of: datetime
+    cohort: CohortInfo
+    headline: Headline  # the cohort's headline board (services.standings), references included
+    rows: tuple[AgentScore, ...]
+    columns: Mapping[str, ColumnHelp]
+    rules: tuple[tuple[str, str], ...]
+    lineup: tuple[tuple[str, str, str], ...]  # name, kind, model id
+    decisions: tuple[tuple[str, int], ...]  # status → count
+    equity: Chart
+    provisional_min: int
+    skill_luck: tuple[tuple[str, str, SkillLuck], ...] = ()  # agent, its page, its P/L split (agents with bets)
+    ablations: tuple[AblationRow, ...] = ()  # the cohort's variant_of pairs (same numbers as its statistics page)
+    statistics_href: str = ""
+    markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
+
+
+@dataclass(frozen=True)
+class AblationRow:
+    """One ablation pair of a cohort: variant − base forecast Brier over the shared questions (< 0: the variant
+    forecasts better), its paired-bootstrap interval and p, and the date its confidence sequence first excluded 0."""
+
+    base: str
+    variant: str
+    factor: str
+    n: int
+    estimate: float
+    lo: float
+    hi: float
+    p_value: float
+    first_date: str | None
+
+
+def cohort_ablations(comparisons: Mapping[str, Sequence[PairComparison]]) -> dict[str, tuple[AblationRow, ...]]:
+    """cohort → its ablation pairs' forecast-Brier rows, from the comparisons `services.ablation.compare_pairs`
+    made (with the statistics page's draws and seed, so both pages show the same numbers)."""
+    out = {}
+    for cohort, pairs in comparisons.items():
+        rows = []
+        for pair in pairs:
+            c = pair.comparison
+            d = c.differences["forecast_brier"]
+            rows.append(AblationRow(pair.base, pair.variant, pair.factor, int(d.n), d.estimate, d.lo, d.hi,
+                                    d.p_value, c.sequence.get("first_date")))
+        out[cohort] = tuple(rows)
+    return out
+
+
+def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
+                    standings: Standings | None = None,
+                    luck: Mapping[tuple[str, str], SkillLuck] | None = None,
+                    ablations: Mapping[str, Sequence[PairComparison]] | None = None) -> dict[str, CohortPage]:
+    """Cohort pages by cohort name (None: every cohort); `luck` as in `agent_contexts`; `ablations`: the
+    cohorts' ablation pairs already compared (`services.ablation.compare_pairs`, as the render shares them with
+    the statistics pages), else compared here."""
+    with engine.connect() as conn:
+        q = select(CohortRow.id, CohortRow.name, CohortRow.rules, CohortRow.lineup)
+        rows = conn.execute(where_in(q, CohortRow.name, names)).all()
+        ids = [r[0] for r in rows]
+        if not ids:
+            return {}
+        infos = cohort_infos(conn, None if names is None else ids)
+        dq = (select(DecisionRow.cohort_id, DecisionRow.status, func.count())
+              .group_by(DecisionRow.cohort_id, DecisionRow.status))
+        decisions: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        for cid, status, n in conn.execute(where_in(dq, DecisionRow.cohort_id, None if names is None else ids)).all():
+            decisions[cid].append((status, int(n)))
+    st = standings or load_standings(engine, as_of, None if names is None else ids)
+    if luck is None:
+        luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])
+    if ablations is None:
+        ablations = compare_pairs(engine, as_of, None if names is None else [r[1] for r in rows],
+                                  n_boot=DEFAULT_DRAWS, seed=0)
+    ablation_rows = cohort_ablations(ablations)
+    markets = cohort_markets(engine, None if names is None else ids)
+    out = {}
+    for cid, name, rules, lineup in rows:
+        info = infos[cid]
+        board = st.by_cohort.get(cid, ())
+        chart = equity_chart("Total value of each agent", [(r.agent, st.curves.get(r.agent_id, ())) for r in board],
+                             info.starting_cash_micros)
+        boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
+        hb = next((b for b in boards.cohorts if b.name == name), None)
+        out[name] = CohortPage(
+            as_of=as_of, cohort=info,
+            headline=headline(hb.rows if hb is not None else None, boards.rank_by, {r.agent: r.href for r in board}),
+            rows=board, columns=column_help(),
+            rules=tuple((str(k), flat(v)) for k, v in sorted((rules or {}).items())),
+            lineup=tuple((str(e.get("name", "")), str(e.get("kind", "")), str(e.get("model_id", "")))
+                         for e in (lineup or []) if isinstance(e, dict)),
+            decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
+            skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
+            ablations=ablation_rows.get(name, ()), statistics_href=page_path("statistics", name),
+            markets=markets.get(cid, ()),
+        )
+    return out

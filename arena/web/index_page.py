@@ -1,0 +1,137 @@
+"""The index page: the overall headline board per model (with its chart and cost vs skill), the overall table
+across cohorts and one summary per cohort. Only reshapes `Standings` and the boards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.scoring.board import DEFAULT_RANK_BY
+from arena.scoring.brier import brier_band
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
+from arena.services.model_costs import model_costs
+from arena.services.standings import Boards
+from arena.store.tables import FillRow
+from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
+                              load_standings)
+from arena.web.charts import Chart, cost_skill_chart
+from arena.web.env import page_path
+from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
+from arena.web.score_charts import IntervalRow, interval_chart
+from arena.web.values import num
+
+
+@dataclass(frozen=True)
+class AgentLink:
+    agent_id: int
+    cohort: str
+    href: str
+
+
+@dataclass(frozen=True)
+class OverallRow:
+    rank: int
+    model: str
+    cohorts: int
+    n_resolved: int
+    brier: float
+    brier_band: str
+    mean_return_pct: float
+    total_pnl_micros: int
+    provisional: bool
+    agents: tuple[AgentLink, ...]
+
+
+@dataclass(frozen=True)
+class CohortSummary:
+    cohort: CohortInfo
+    n_bets: int
+    n_resolved: int
+    pnl_micros: int  # the cohort's agents together
+    leader: BoardRow | None  # first agent (not a reference row) on the cohort's headline board
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    as_of: datetime
+    headline: Headline  # per model across cohorts (services.standings), references included
+    links: Mapping[str, tuple[AgentLink, ...]]  # model → its agents' pages, one per cohort
+    overall: tuple[OverallRow, ...]
+    cohorts: tuple[CohortSummary, ...]
+    columns: Mapping[str, ColumnHelp]
+    provisional_min: int
+    n_agents: int
+    n_markets: int
+    n_fills: int
+    chart: Chart | None = None  # the headline per model with its interval, references marked
+    cost_chart: Chart | None = None  # cost vs skill, when some model's calls reported a cost
+
+
+def _num3(v: float) -> str:
+    return f"{v:.3f}" if math.isfinite(num(v)) else "—"
+
+
+def headline_chart(h: Headline) -> Chart:
+    """The overall headline board as a chart: one row per model (best first), its score and 95 % interval; the
+    reference rows drawn apart."""
+    rows = [IntervalRow(r.name + (" (ref.)" if r.is_reference and not r.name.endswith("(reference)") else ""),
+                        r.forecast_brier, r.forecast_brier_lo, r.forecast_brier_hi,
+                        "reference" if r.is_reference else "model",
+                        f"{r.name}: {_num3(r.forecast_brier)} [{_num3(r.forecast_brier_lo)}, "
+                        f"{_num3(r.forecast_brier_hi)}], rank {r.rank_label or '—'}")
+            for r in h.rows]
+    return interval_chart(f"{h.rank_label} per model with its 95 % interval", rows)
+
+
+def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None) -> IndexPage:
+    st = standings if standings is not None and standings.overall is not None else \
+        load_standings(engine, as_of, None, with_overall=True)
+    with engine.connect() as conn:
+        infos = cohort_infos(conn)
+        n_markets = len(site_market_ids(conn))
+        n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
+    links: dict[str, list[AgentLink]] = defaultdict(list)
+    for cid in infos:
+        for r in st.by_cohort.get(cid, ()):
+            links[r.agent].append(AgentLink(r.agent_id, r.cohort, r.href))
+    overall = []
+    board = st.overall if st.overall is not None else pd.DataFrame()
+    for i, rec in enumerate(board.to_dict("records") if len(board) else []):
+        n_resolved = int(0 if pd.isna(rec.get("n_resolved")) else rec["n_resolved"])
+        brier = num(rec.get("brier"))
+        overall.append(OverallRow(
+            rank=i + 1, model=str(rec["agent"]), cohorts=int(rec["cohorts"]), n_resolved=n_resolved, brier=brier,
+            brier_band=str(brier_band(brier)), mean_return_pct=num(rec.get("mean_return_pct")),
+            total_pnl_micros=st.pnl_by_name.get(str(rec["agent"]), 0),
+            provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
+            agents=tuple(links[str(rec["agent"])]),
+        ))
+    summaries = []
+    boards_by_name = {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}
+    for cid, info in sorted(infos.items(), key=lambda kv: (kv[1].period_start, kv[0]), reverse=True):
+        rows = st.by_cohort.get(cid, ())
+        hrefs = {r.agent: r.href for r in rows}
+        board = boards_by_name.get(info.name)
+        leader = next((r for r in board_rows(board.rows if board is not None else None, hrefs)
+                       if not r.is_reference and r.rank_label), None)
+        summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
+                                       st.cohort_pnl.get(cid, 0), leader))
+    boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)
+    model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
+                                                                  boards.overall.get("kind", ())) if k != "reference"}
+    head = headline(boards.overall, boards.rank_by, model_links)
+    costs = model_costs(engine, None)
+    cost_chart = cost_skill_chart([(r.name, costs[r.name].cost_micros, r.forecast_brier) for r in head.rows
+                                   if not r.is_reference and r.name in costs])
+    return IndexPage(as_of, head, {k: tuple(v) for k, v in links.items()},
+                     tuple(overall), tuple(summaries), column_help(),
+                     PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills,
+                     headline_chart(head) if boards.rank_by == "forecast_brier" else None, cost_chart)

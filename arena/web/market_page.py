@@ -1,0 +1,161 @@
+"""The market page: the market's facts, latest prices, resolutions, price chart with the agents' trades, and the
+trades themselves. Built for every market the arena touched (None) or a few.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from arena.clock import utc
+from arena.domain.market import NO, YES
+from arena.money import MICRO
+from arena.services.market_forecasts import market_forecasts
+from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
+from arena.web.charts import Chart, price_chart
+from arena.web.env import money, page_path
+from arena.web.refs import where_in, site_market_ids
+from arena.web.values import NAN
+
+
+@dataclass(frozen=True)
+class MarketInfo:
+    id: str
+    venue: str
+    question: str
+    description: str
+    kind: str
+    status: str
+    outcomes: tuple[tuple[str, str], ...]  # outcome, label
+    close_time: datetime | None
+    url: str  # only an http(s) address, else "" (a venue's URL is untrusted)
+    category: str
+
+
+@dataclass(frozen=True)
+class ResolutionView:
+    version: int
+    kind: str
+    payouts: tuple[tuple[str, int], ...]  # outcome, payout ppm
+    resolved_at: datetime | None
+    recorded_at: datetime
+    source: str
+
+
+@dataclass(frozen=True)
+class TradeView:
+    at: datetime
+    agent_id: int
+    agent: str
+    cohort: str
+    agent_href: str
+    cohort_href: str
+    kind: str
+    outcome: str
+    shares: int
+    price_ppm: int | None
+    cash_micros: int
+
+
+@dataclass(frozen=True)
+class MarketPage:
+    as_of: datetime
+    market: MarketInfo
+    latest: tuple[tuple[str, int, datetime], ...]  # outcome, price ppm, observed at
+    resolutions: tuple[ResolutionView, ...]
+    chart: Chart
+    trades: tuple[TradeView, ...]
+    n_forecasts: int
+    mean_forecast: float  # mean stated P(YES) of every agent forecast on this market, NaN if none
+
+
+def _safe_url(url: str) -> str:
+    u = (url or "").strip()
+    return u if u.lower().startswith(("https://", "http://")) and not any(c in u for c in "\"'<> \n\t") else ""
+
+
+def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] | None = None) -> dict[str, MarketPage]:
+    """Market pages by market id (None: every market the arena touched)."""
+    with engine.connect() as conn:
+        keys = sorted(site_market_ids(conn, market_ids))
+        if not keys:
+            return {}
+        filt = None if market_ids is None else keys
+        mq = select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.description, MarketRow.kind,
+                    MarketRow.status, MarketRow.outcomes, MarketRow.outcome_labels, MarketRow.close_time,
+                    MarketRow.url, MarketRow.category)
+        wanted = set(keys)
+        markets = [m for m in conn.execute(where_in(mq, MarketRow.id, filt)).all() if m[0] in wanted]
+        pq = (select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
+                     PriceSnapshotRow.price_ppm)
+              .where(PriceSnapshotRow.observed_at <= as_of, PriceSnapshotRow.fetched_at <= as_of)
+              .order_by(PriceSnapshotRow.market_id, PriceSnapshotRow.observed_at, PriceSnapshotRow.id))
+        prices = conn.execute(where_in(pq, PriceSnapshotRow.market_id, filt)).all()
+        tq = (select(FillRow.market_id, FillRow.at, FillRow.agent_id, AgentRow.name, CohortRow.name, FillRow.kind,
+                     FillRow.outcome, FillRow.shares, FillRow.price_ppm, FillRow.cash_micros)
+              .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
+              .order_by(FillRow.at, FillRow.id))
+        trades = conn.execute(where_in(tq, FillRow.market_id, filt)).all()
+        rq = (select(ResolutionRow.market_id, ResolutionRow.version, ResolutionRow.kind, ResolutionRow.payouts,
+                     ResolutionRow.resolved_at, ResolutionRow.recorded_at, ResolutionRow.source)
+              .order_by(ResolutionRow.market_id, ResolutionRow.version))
+        resolutions = conn.execute(where_in(rq, ResolutionRow.market_id, filt)).all()
+        fstats = market_forecasts(conn, filt)
+
+    cohort_paths: dict[str, str] = {}
+
+    def cohort_hrefs(name: str) -> str:
+        if name not in cohort_paths:
+            cohort_paths[name] = page_path("cohort", name)
+        return cohort_paths[name]
+
+    price_by: dict[str, dict[str, list[tuple[datetime, int]]]] = defaultdict(lambda: defaultdict(list))
+    for mid, outcome, t, p in prices:
+        price_by[mid][outcome].append((t, int(p)))
+    trades_by: dict[str, list[Any]] = defaultdict(list)
+    for t in trades:
+        trades_by[t[0]].append(t)
+    res_by: dict[str, list[ResolutionView]] = defaultdict(list)
+    for mid, version, kind, payouts, resolved_at, recorded_at, source in resolutions:
+        res_by[mid].append(ResolutionView(int(version), kind,
+                                          tuple((str(k), int(v)) for k, v in sorted((payouts or {}).items())),
+                                          utc(resolved_at) if resolved_at else None, utc(recorded_at), source))
+    out = {}
+    for mid, venue, question, description, kind, status, outcomes, labels, close_time, url, category in markets:
+        outcomes = list(outcomes or [])
+        labels = list(labels or [])
+        series_by_outcome = price_by.get(mid, {})
+        binary = kind == "binary"
+        plotted = [YES] if binary else [o for o in outcomes if o in series_by_outcome]
+        label_of = dict(zip(outcomes, labels))
+        series = [(f"P({label_of.get(o, o)})" if binary else label_of.get(o, o), series_by_outcome.get(o, []))
+                  for o in plotted]
+        marks = []
+        tviews = []
+        for (_, at, aid, agent, cohort, fkind, outcome, sh, p, cash) in trades_by.get(mid, []):
+            tviews.append(TradeView(at, aid, agent, cohort, page_path("agent", aid), cohort_hrefs(cohort), fkind,
+                                    outcome, int(sh), p, int(cash)))
+            if fkind in ("buy", "sell") and p is not None:
+                on_line = MICRO - int(p) if binary and outcome == NO else int(p)  # the NO price on the YES line
+                tip = f"{agent} ({cohort}): {fkind.upper()} {outcome} {money(abs(int(cash)))} at {int(p) / MICRO:g}"
+                marks.append((at, on_line, "up" if fkind == "buy" else "down", tip,
+                              "no" if outcome == NO else "yes"))
+        res = res_by.get(mid, [])
+        events = [(r.resolved_at or r.recorded_at, f"v{r.version}: {r.kind}") for r in res]
+        latest = tuple((o, s[-1][1], utc(s[-1][0])) for o, s in sorted(series_by_outcome.items()) if s)
+        n, mean = fstats.get(mid, (0, NAN))
+        out[mid] = MarketPage(
+            as_of=as_of,
+            market=MarketInfo(mid, venue, question, description or "", kind, status,
+                              tuple((o, label_of.get(o, o)) for o in outcomes),
+                              utc(close_time) if close_time else None, _safe_url(url), category or ""),
+            latest=latest, resolutions=tuple(res), chart=price_chart("Price history", series, marks, events),
+            trades=tuple(tviews), n_forecasts=n, mean_forecast=mean,
+        )
+    return out

@@ -1,0 +1,153 @@
+"""The methodology page: worked examples computed with the scoring library's own functions, the versions that
+change a number (and the rows stamped with each), the metric registry, the bands and the default rules.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Engine
+
+from arena.domain.sizing import CohortRules
+from arena.money import MICRO
+from arena.scoring.board import RANK_METRICS
+from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
+from arena.scoring.registry import METRICS
+from arena.services.versions import code_versions, stored_versions
+from arena.web.env import money
+from arena.web.values import flat
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    name: str
+    value: str
+    where: str
+
+
+@dataclass(frozen=True)
+class MetricView:
+    name: str
+    direction: str
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """A worked example of a metric's behaviour: the numbers come from the scoring library's own functions."""
+
+    title: str
+    setup: str
+    rows: tuple[tuple[str, str], ...]  # quantity, value as printed
+    moral: str
+
+
+def _usd(x: float) -> str:
+    return money(int(round(x * MICRO)), signed=x < 0)
+
+
+def worked_examples() -> tuple[WorkedExample, ...]:
+    """Seed 001's two pathologies and the reason BSS vs market is guarded, worked through with the real metric
+    functions (`scoring.brier`, `scoring.coherence`) on small, fixed inputs."""
+    from arena.scoring.brier import (bss_vs_market as bss_market, brier_score, brier_skill_score, forecast_yes,
+                                     implied_confidence, kelly_probability, max_bet)
+    from arena.scoring.coherence import contradicts
+
+    cash = 10_000.0
+    cap = float(max_bet(cash))
+    # 1. a small YES bet reads as a confident NO: three $500 YES bets at a price of 0.50 from an agent that
+    #    stated P(YES) = 0.30 (it believes NO), and all three resolve NO.
+    amount, price, stated = 500.0, 0.5, 0.3
+    c = float(implied_confidence(amount, cap))
+    f = float(forecast_yes("YES", c))
+    b1 = brier_score([f] * 3, [0.0] * 3)
+    kelly = float(kelly_probability("YES", price, amount / cash))
+    one = WorkedExample(
+        "A small YES bet reads as a confident NO",
+        f"Cash {_usd(cash)}, so the maximum bet is {_usd(cap)}. The agent states P(YES) = {stated:.2f} on a market "
+        f"priced {price:.2f}, yet bets {_usd(amount)} on YES — three times; all three resolve NO.",
+        (("implied confidence c = bet / max bet", f"{c:.2f}"),
+         ("seed 001's f_YES (a YES bet: f = c)", f"{f:.2f}"),
+         ("implied-confidence Brier, mean of (0.2 − 0)²", f"{b1:.3f} — {brier_band(b1)}"),
+         ("P/L", _usd(-3 * amount)),
+         ("stated Brier (0.30 − 0)², the headline's input", f"{brier_score([stated] * 3, [0.0] * 3):.3f}"),
+         ("Kelly-implied P(YES) = q + f(1 − q)", f"{kelly:.3f}"),
+         ("Kelly-implied Brier", f"{brier_score([kelly] * 3, [0.0] * 3):.3f}"),
+         ("coherence gap |stated − Kelly-implied|", f"{abs(stated - kelly):.3f}"),
+         ("contradicting bets (YES bought above the stated P(YES))",
+          f"{float(contradicts(['YES'] * 3, [stated] * 3, [price] * 3).mean()):.0%}")),
+        "The seed-001 score calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
+        "The headline scores what the agent said instead, and the coherence columns show its bets contradict it.")
+    # 2. maximal bets on a near-certain market: perfect score, almost no money.
+    q = 0.9995
+    c2 = float(implied_confidence(cap, cap))
+    b2 = brier_score([float(forecast_yes("YES", c2))], [1.0])
+    profit = cap / q - cap
+    two = WorkedExample(
+        "Maximal bets on a near-certain market score Perfect",
+        f"The agent stakes the maximum, {_usd(cap)}, on YES of a market priced {q} that resolves YES.",
+        (("implied confidence c = bet / max bet", f"{c2:.2f}"),
+         ("implied-confidence Brier (1 − 1)²", f"{b2:.3f} — {brier_band(b2)}"),
+         ("P/L of the bet", f"{money(int(round(profit * MICRO)), signed=True)} (+{100 * profit / cap:.2f} % of the stake)"),
+         ("the market's own Brier on it (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
+         ("Kelly-implied P(YES)", f"{float(kelly_probability('YES', q, cap / cash)):.6f}")),
+        "A perfect seed-001 score for repeating the market's own certainty: it earns nothing and says nothing the "
+        "market did not. On the forecast set such an agent is scored on the same questions as everyone else — and "
+        "against the market reference row, which it cannot beat by copying.")
+    # 3. why BSS vs market is guarded: a reference Brier near 0 makes the ratio explode.
+    f3 = 0.966
+    bs3 = brier_score([f3], [1.0])
+    raw = float(brier_skill_score(bs3, (1 - q) ** 2))
+    three = WorkedExample(
+        "Why BSS vs market is shown only when the market's Brier is large enough",
+        f"One forecast of {f3} on the same market priced {q}, resolving YES.",
+        (("the forecast's Brier (0.966 − 1)²", f"{bs3:.6f}"),
+         ("the market's Brier (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
+         ("1 − BS / BS_market, unguarded", f"{raw:,.0f}"),
+         ("Brier − market Brier (bounded in [−1, 1])", f"{bs3 - (1 - q) ** 2:+.6f}"),
+         ("BSS vs market as shown",
+          "—" if math.isnan(bss_market([f3], [q], [1.0])) else f"{bss_market([f3], [q], [1.0]):.2f}")),
+        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. BSS vs market is shown only "
+        f"where the market's Brier on the same questions is at least {BSS_MARKET_FLOOR} (so it lies in "
+        f"[{1 - 1 / BSS_MARKET_FLOOR:.0f}, 1]); elsewhere it reads — with the reason on hover. Brier minus market is "
+        "the comparison that cannot blow up, and it carries an interval.")
+    return (one, two, three)
+
+
+@dataclass(frozen=True)
+class MethodologyPage:
+    examples: tuple[WorkedExample, ...]
+    provisional_rule: str
+    bss_floor: float
+    rank_choices: tuple[str, ...]
+    versions: tuple[VersionRow, ...]
+    seen: tuple[tuple[str, str, int], ...]  # what, version, rows stamped with it
+    metrics: tuple[MetricView, ...]
+    brier_bands: tuple[tuple[str, str], ...]
+    return_bands: tuple[tuple[str, str], ...]
+    default_rules: tuple[tuple[str, str], ...]
+    provisional_min: int
+    schema_revision: str
+
+
+BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
+               ("(0.20, 0.25]", "Fair (at or near random)"), ("(0.25, 0.40]", "Poor"), ("> 0.40", "Very Poor"))
+
+
+RETURN_BANDS = (("> +50 %", "Exceptional"), ("(+20 %, +50 %]", "Excellent"), ("(+5 %, +20 %]", "Good"),
+                ("[−5 %, +5 %]", "Neutral"), ("[−20 %, −5 %)", "Poor"), ("< −20 %", "Very Poor"))
+
+
+def methodology_context(engine: Engine) -> MethodologyPage:
+    versions = tuple(VersionRow(v.name, v.value, v.where) for v in code_versions())
+    stored = stored_versions(engine)
+    metrics = tuple(MetricView(m.name, m.direction, m.unit, m.description)
+                    for m in sorted(METRICS.values(), key=lambda m: m.name))
+    rules = CohortRules().to_json()
+    return MethodologyPage(worked_examples(), PROVISIONAL_RULE, BSS_MARKET_FLOOR, tuple(RANK_METRICS),
+                           versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
+                           tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
+                           stored.schema_revision)
