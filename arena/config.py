@@ -125,22 +125,6 @@ def _money(value: Any) -> Money:
     return amount
 
 
-def _fraction(value: Any) -> Decimal:
-    """An exact Decimal in (0, 1] from a number or a numeric string (a float read by its shortest repr)."""
-    if isinstance(value, Decimal) and value.is_finite() and 0 < value <= 1:
-        return value
-    bad = _bad(f"must be a number in (0, 1], got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise bad
-    try:
-        fraction = Decimal(repr(value) if isinstance(value, float) else str(value))
-    except ArithmeticError:
-        raise bad from None
-    if not (fraction.is_finite() and Decimal(0) < fraction <= Decimal(1)):
-        raise bad
-    return fraction
-
-
 def _cron_problem(value: str) -> str:
     """What APScheduler (the scheduler that will run it) finds wrong with a crontab string; '' when valid."""
     from apscheduler.triggers.cron import CronTrigger
@@ -299,7 +283,7 @@ class CohortConfig(_Model):
     """Rules every cohort is started with. Amounts in USD (Money); `max_bet_fraction` of the cash per bet."""
 
     starting_cash: USD = Money.of(10_000)
-    max_bet_fraction: Annotated[Decimal, PlainValidator(_fraction)] = Decimal("0.25")
+    max_bet_fraction: Annotated[Decimal, Field(gt=0, le=1), Expect("a number in (0, 1]")] = Decimal("0.25")
     min_bet: USD = Money.of(50)
     max_actions: Annotated[Count, Field(ge=1)] = 20  # per decision
     decision_weeks: Annotated[Count, Field(ge=1)] = 5  # weekly decision rounds per cohort
