@@ -70,8 +70,11 @@ TRACKS = ("model", "agent")
 # Job ids the scheduler knows (jobs/scheduler.py); a [schedule] key outside this set is a typo.
 KNOWN_JOBS = ("sync", "cohort_start", "decision_round", "mark", "settle", "backup", "compact")
 INTERVAL_UNITS = ("weeks", "days", "hours", "minutes", "seconds")
-
-
+# The keys of an [[agents]] table that only an LLM seat takes (a baseline refuses them).
+_LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
+             "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
+             "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
+             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env")
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
@@ -340,8 +343,6 @@ class ScheduleConfig(_Model):
     def overrides(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.jobs.items()}
 
-
-assert tuple(ScheduleConfig.model_fields) == KNOWN_JOBS, "one ScheduleConfig field per known job"
 
 
 class OperationsConfig(_Model):
@@ -709,12 +710,6 @@ def default_config() -> ArenaConfig:
     """The built-in configuration: default cohort rules, the scheduler's default times, the baseline agents
     and no LLM agent (so it needs no API key)."""
     return ArenaConfig()
-
-
-_LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
-             "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
-             "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
-             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env")
 
 
 # -- the documented example ----------------------------------------------------------------------------------------

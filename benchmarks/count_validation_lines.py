@@ -106,7 +106,8 @@ def definitions(tree: ast.Module) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
 
     def span(node: ast.AST) -> tuple[int, int]:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])  # type: ignore[attr-defined]
+        decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
+        first = min([node.lineno, *decorators])  # type: ignore[attr-defined]
         return first, node.end_lineno or node.lineno  # type: ignore[attr-defined]
 
     for node in tree.body:

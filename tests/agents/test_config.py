@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import (BASELINE_KINDS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
+from arena.config import (BASELINE_KINDS, KNOWN_JOBS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
                           default_config, example_config_text, load_config, parse_config)
 from arena.domain.sizing import CohortRules
 from arena.errors import ConfigError
@@ -307,6 +307,7 @@ def test_the_values_are_pydantic_models_that_refuse_unknown_keys_without_echoing
 
     for model in (ArenaConfig, CohortConfig, ScheduleConfig, OperationsConfig, LeaderboardConfig, AgentConfig):
         assert issubclass(model, BaseModel) and model.model_config["extra"] == "forbid", model
+    assert tuple(ScheduleConfig.model_fields) == KNOWN_JOBS  # one field per job the scheduler knows
     secret = "sk-or-v1-0123456789abcdef"
     with pytest.raises(ValidationError) as info:  # built in Python: pydantic's error, never the value
         AgentConfig(name="a", model="m", api_key_env=secret)
