@@ -458,7 +458,6 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _replay_run(args: argparse.Namespace) -> int:
     """`arena replay run FILE --from D --until D`: the scheduler's jobs on a simulated clock over a replay file."""
-    import dataclasses
     import os
 
     from arena.clock import FixedClock
@@ -479,7 +478,7 @@ def _replay_run(args: argparse.Namespace) -> int:
                          fix="give a later --until")
     config = _load_config(args.config)
     if args.baselines_only:
-        config = dataclasses.replace(config, agents=tuple(a for a in config.agents if not a.is_llm))
+        config = config.model_copy(update={"agents": tuple(a for a in config.agents if not a.is_llm)})
     else:
         _missing_keys_refused(config, "arena replay run", "--baselines-only")
     replay = ReplayVenue.from_path(args.file, skip_malformed=True)

@@ -5,25 +5,32 @@ anything may read a configuration cheaply. API keys are never part of the config
 *environment variable* that holds its key (`api_key_env`), and the caller reads the key from the environment
 when it builds the agent. No value of this module (repr, `to_json`, errors) can contain a key.
 
-Every problem is a `ConfigError` that names the key, e.g. ``arena.toml: agents[2] (gpt): max_tokens must be a
-positive integer, got -1``.
+The values are frozen pydantic models: each field declares its type and bounds, unknown keys are refused
+(`extra="forbid"`), and checks that span fields are model validators. Every problem is a `ConfigError` naming
+the key path and what the value must be, e.g. ``arena.toml: agents[2] (gpt) max_tokens: must be an integer ≥ 1,
+got -1`` — pydantic's errors are translated by `_config_error`, which words a type or bound error from the
+field's declaration (or its `Expect` marker) and passes the messages of the arena's own checks through.
 """
-
-from __future__ import annotations
 
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+
+from annotated_types import Ge, Gt, Le
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictFloat, StrictInt,
+                      StrictStr, ValidationError, ValidationInfo, model_validator)
+from pydantic_core import PydanticCustomError
 
 from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS, CohortRules
 from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
 from arena.errors import ConfigError
 from arena.money import Money, MoneyError
+
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_API_KEY_ENV = "OPENROUTER_API_KEY"
@@ -63,16 +70,201 @@ TRACKS = ("model", "agent")
 # Job ids the scheduler knows (jobs/scheduler.py); a [schedule] key outside this set is a typo.
 KNOWN_JOBS = ("sync", "cohort_start", "decision_round", "mark", "settle", "backup", "compact")
 INTERVAL_UNITS = ("weeks", "days", "hours", "minutes", "seconds")
+# The keys of an [[agents]] table that only an LLM seat takes (a baseline refuses them).
+_LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
+             "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
+             "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
+             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env")
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
-_AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+\-]*")
+_URL = re.compile(r"https?://[^\s/]+(/\S*)?")
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # Amounts beyond this are typos (and would overflow sums of micro-USD in 64-bit columns).
 MAX_AMOUNT_USD = 1_000_000_000
+UNKNOWN_KEY = "unknown key (check the spelling; see arena.example.toml)"
+
+
+# -- field types: what each kind of value must be, and the arena's own checks --------------------------------------
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a field's value must be, as its error says it: ``must be <what>, got <value>``. Without it the words
+    come from the field's type and bounds ("an integer ≥ 1"). `echo` False never shows the value (a field where
+    someone may have pasted a key)."""
+
+    what: str
+    echo: bool = True
+
+
+def _bad(message: str, **ctx: Any) -> PydanticCustomError:
+    """An error of the arena's own checks, `message` shown as is. ctx: `field` names the key of a check that
+    spans fields, `sub` extends the key path (a header, a parameter), `key` with `whole` marks a message that
+    names its own place."""
+    return PydanticCustomError("arena", "{message}", {"message": message, **ctx})
+
+
+def _not_nan(value: float) -> float:
+    if value != value:
+        raise ValueError("NaN")
+    return value
+
+
+def _money(value: Any) -> Money:
+    """USD from a TOML number or a string like "12.50": at least 0, at most MAX_AMOUNT_USD."""
+    if isinstance(value, Money):
+        return value
+    try:
+        if isinstance(value, (bool, dict, list)):
+            raise MoneyError("not an amount")
+        amount = Money.of(value)
+    except (MoneyError, ArithmeticError):
+        raise _bad(f"must be an amount in USD like 10000 or \"12.50\", got {value!r}") from None
+    if amount.micros < 0:
+        raise _bad(f"must not be negative, got {value!r}")
+    if amount > Money.of(MAX_AMOUNT_USD):
+        raise _bad(f"must be at most {MAX_AMOUNT_USD} USD, got {value!r}")
+    return amount
+
+
+def _cron_problem(value: str) -> str:
+    """What APScheduler (the scheduler that will run it) finds wrong with a crontab string; '' when valid."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(value, timezone="UTC")
+    except ValueError as exc:
+        return str(exc).splitlines()[0] if str(exc) else "invalid"
+    return ""
+
+
+def _trigger(value: Any) -> str | Mapping[str, int] | None:
+    """A job's schedule: a 5-field crontab string APScheduler accepts, or an interval table of positive units."""
+    if value is None or isinstance(value, MappingProxyType):
+        return value
+    if isinstance(value, str):
+        fields = value.split()
+        if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
+            raise _bad(f"must be a 5-field crontab string like \"0 0 * * sun\" (UTC), got {value!r}")
+        problem = _cron_problem(value)
+        if problem:
+            raise _bad(f"is not a valid crontab string ({problem}): minute 0-59, hour 0-23, day 1-31, month 1-12, "
+                       f"weekday 0-6 or sun-sat, e.g. \"0 0 * * sun\"; got {value!r}")
+        return value
+    if isinstance(value, dict):
+        if not value or set(value) - set(INTERVAL_UNITS):
+            raise _bad(f"an interval table takes {', '.join(INTERVAL_UNITS)}, got {value!r}")
+        for unit, n in value.items():
+            if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+                raise _bad(f"interval {unit} must be a positive integer, got {n!r}")
+        return MappingProxyType(dict(value))
+    raise _bad(f"must be a crontab string or an interval table like {{ minutes = 15 }}, got {value!r}")
+
+
+def _board_rank(value: str) -> str:
+    from arena.scoring.board import RANK_CHOICES  # pure scoring; imported here so reading a config stays cheap
+
+    if value not in RANK_CHOICES:
+        raise _bad(f"must be one of {', '.join(repr(c) for c in RANK_CHOICES)}, got {value!r}")
+    return value
+
+
+def _base_url(value: str) -> str:
+    url = value.rstrip("/")
+    if not _URL.fullmatch(url):
+        raise _bad(f"must be an http(s) URL like {OPENROUTER_BASE_URL!r}, got {url!r}")
+    return url
+
+
+def _tool_names(tools: tuple[str, ...]) -> tuple[str, ...]:
+    from arena.agents.tools import TOOL_NAMES  # the tool registry; no I/O imported with it
+
+    for name in tools:
+        if name not in TOOL_NAMES:
+            raise _bad(f"unknown tool {name!r} (known: {', '.join(TOOL_NAMES)})")
+    if len(set(tools)) != len(tools):
+        raise _bad(f"lists a tool twice: {list(tools)!r}")
+    return tools
+
+
+def _headers(value: Any) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise _bad(f"must be a table like {{ \"HTTP-Referer\" = \"https://example.org\" }}, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise _bad("is not a valid HTTP header name", sub=name)
+        if name.lower() in RESERVED_HEADERS:
+            # Never echo the value: an Authorization header holds a key.
+            raise _bad("is set by the agent itself and cannot be overridden (the key travels only in "
+                       "Authorization, read from api_key_env)", sub=name)
+        if not isinstance(v, str) or "\r" in v or "\n" in v:
+            raise _bad("must be a one-line string", sub=name)
+    return MappingProxyType(dict(value))
+
+
+def _json_value(value: Any) -> bool:
+    if isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, list):
+        return all(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
+    return False  # TOML dates and times have no JSON form
+
+
+def _body(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(f"must be a table like {{ provider = {{ sort = \"price\" }} }}, got {value!r}")
+    for key, v in value.items():
+        if key in RESERVED_BODY_KEYS:
+            own = f"; use the agent's {key} key" if key in _LLM_KEYS else ""
+            raise _bad(f"is set by the agent itself and cannot be overridden{own}", sub=key)
+        if not _json_value(v):
+            raise _bad(f"must be JSON-like (strings, numbers, booleans, arrays, tables), got {v!r}", sub=key)
+    return MappingProxyType(dict(value))
+
+
+def _params(value: Any, info: ValidationInfo) -> Mapping[str, Any]:
+    """A baseline's constructor parameters: the names its kind takes, numbers (seed and max_bets integers)."""
+    if not isinstance(value, Mapping):
+        raise _bad(f"must be a table like {{ seed = 1 }}, got {value!r}")
+    kind = info.data.get("kind", LLM_KIND)
+    allowed = BASELINE_PARAMS.get(kind, frozenset())
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        names = ", ".join(sorted(allowed)) or "none"
+        raise _bad(f"not a parameter of {kind!r} (allowed: {names})", sub=unknown[0])
+    for key, v in value.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _bad(f"must be a number, got {v!r}", sub=key)
+        if key in ("seed", "max_bets") and not isinstance(v, int):
+            raise _bad(f"must be an integer, got {v!r}", sub=key)
+    return MappingProxyType(dict(value))
+
+
+Number = Annotated[StrictFloat, AfterValidator(_not_nan)]
+USD = Annotated[Money, PlainValidator(_money)]
+Count = StrictInt  # bounds are given per field, so the error says them
+Strings = tuple[StrictStr, ...]
+Trigger = Annotated[str | Mapping[str, int] | None, PlainValidator(_trigger)]
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 # -- the values ----------------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    """A frozen configuration value; unknown keys are refused (with `unknown_key`). Read from TOML, a bad value is
+    a ConfigError naming the key (`_config_error`); built in Python, a ValidationError that never shows a value
+    (it might be a key)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True)
+    unknown_key: ClassVar[str] = UNKNOWN_KEY
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # An AttributeError, as a frozen dataclass raises (pydantic's own is a ValidationError).
+        raise AttributeError(f"{type(self).__name__} is frozen: {name} cannot be set")
 
 
 @dataclass(frozen=True)
@@ -90,24 +282,33 @@ class TokenPrices:
         return (prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million) / 1_000_000
 
 
-@dataclass(frozen=True)
-class CohortConfig:
+class CohortConfig(_Model):
     """Rules every cohort is started with. Amounts in USD (Money); `max_bet_fraction` of the cash per bet."""
 
-    starting_cash: Money = Money.of(10_000)
-    max_bet_fraction: Decimal = Decimal("0.25")
-    min_bet: Money = Money.of(50)
-    max_actions: int = 20  # per decision
-    decision_weeks: int = 5  # weekly decision rounds per cohort
-    newest_cohorts: int = 5  # K: agents decide in each of the newest K open cohorts
-    forecast_set_size: int = 20  # markets every agent must state P(YES) for, per round
-    universe_size: int = 100  # markets in a cohort's universe (top N by `rank_by`)
-    rank_by: str = "volume_24h"
-    horizon_days: int = 60  # markets closing later than this are left out of the universe
-    prompt_markets: int = 100  # at most this many markets are listed in a prompt (forecast set and holdings always)
-    prompt_version: str = DEFAULT_PROMPT_VERSION  # the decision prompt new cohorts are frozen with
-    exclude_keywords: tuple[str, ...] = DEFAULT_EXCLUDED_KEYWORDS
-    exclude_categories: tuple[str, ...] = ()
+    starting_cash: USD = Money.of(10_000)
+    max_bet_fraction: Annotated[Decimal, Field(gt=0, le=1), Expect("a number in (0, 1]")] = Decimal("0.25")
+    min_bet: USD = Money.of(50)
+    max_actions: Annotated[Count, Field(ge=1)] = 20  # per decision
+    decision_weeks: Annotated[Count, Field(ge=1)] = 5  # weekly decision rounds per cohort
+    newest_cohorts: Annotated[Count, Field(ge=1)] = 5  # K: agents decide in each of the newest K open cohorts
+    forecast_set_size: Annotated[Count, Field(ge=0)] = 20  # markets every agent must state P(YES) for, per round
+    universe_size: Annotated[Count, Field(ge=1)] = 100  # markets in a cohort's universe (top N by `rank_by`)
+    rank_by: Literal[RANK_BY] = "volume_24h"  # type: ignore[valid-type]
+    horizon_days: Annotated[Count, Field(ge=1)] = 60  # markets closing later than this are left out
+    prompt_markets: Annotated[Count, Field(ge=1)] = 100  # at most this many markets listed in a prompt
+    prompt_version: Literal[PROMPT_VERSIONS] = DEFAULT_PROMPT_VERSION  # type: ignore[valid-type]
+    exclude_keywords: Strings = DEFAULT_EXCLUDED_KEYWORDS
+    exclude_categories: Strings = ()
+
+    @model_validator(mode="after")
+    def _bets_fit(self) -> "CohortConfig":
+        if self.starting_cash.micros <= 0:
+            raise _bad("must be positive", field="starting_cash")
+        first_max = self.rules().max_bet(self.starting_cash)
+        if self.min_bet > first_max:
+            raise _bad(f"{self.min_bet} is above the first max bet {first_max} (starting_cash × max_bet_fraction)",
+                       field="min_bet")
+        return self
 
     def rules(self) -> CohortRules:
         """The betting rules frozen into a cohort when it starts."""
@@ -120,37 +321,42 @@ class CohortConfig:
                              exclude_keywords=self.exclude_keywords, exclude_categories=self.exclude_categories)
 
 
-@dataclass(frozen=True)
-class ScheduleConfig:
+class ScheduleConfig(_Model):
     """Schedule overrides by job id: a crontab string ("0 0 * * sun", UTC) or an interval ({"minutes": 15}).
 
     Jobs not named keep the scheduler's defaults; `overrides()` is what `arena.jobs.scheduler.job_specs` takes.
     """
 
-    jobs: Mapping[str, str | Mapping[str, int]] = field(default_factory=dict)
+    unknown_key: ClassVar[str] = f"unknown job (known: {', '.join(KNOWN_JOBS)})"
+    sync: Trigger = None
+    cohort_start: Trigger = None
+    decision_round: Trigger = None
+    mark: Trigger = None
+    settle: Trigger = None
+    backup: Trigger = None
+    compact: Trigger = None
 
-    def __post_init__(self) -> None:
-        frozen = {k: (MappingProxyType(dict(v)) if isinstance(v, Mapping) else v) for k, v in self.jobs.items()}
-        object.__setattr__(self, "jobs", MappingProxyType(frozen))
+    @property
+    def jobs(self) -> Mapping[str, str | Mapping[str, int]]:
+        return MappingProxyType({k: v for k in KNOWN_JOBS if (v := getattr(self, k)) is not None})
 
     def overrides(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.jobs.items()}
 
 
-@dataclass(frozen=True)
-class OperationsConfig:
+
+class OperationsConfig(_Model):
     """How the jobs heal: `decision_attempts` tries in all for a decision that failed (missing key, endpoint
     refused or down, timeouts), retried by later ticks until `retry_window_hours` after the round's start;
     `lease_seconds` a claim stays held without its holder's heartbeat (the ARENA_LEASE_SECONDS environment
     variable overrides it)."""
 
-    decision_attempts: int = 3
-    retry_window_hours: int = 24
-    lease_seconds: float = 120.0
+    decision_attempts: Annotated[Count, Field(ge=1)] = 3
+    retry_window_hours: Annotated[Count, Field(ge=0)] = 24
+    lease_seconds: Annotated[Number, Field(gt=0.0, le=86_400.0)] = 120.0
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(_Model):
     """One seat of the lineup. LLM settings apply to kind "llm"; `params` to baseline kinds.
 
     `api_key_env` is the NAME of the environment variable holding the key, never the key. Prices are USD per
@@ -160,47 +366,104 @@ class AgentConfig:
     to every request (never Authorization); `max_reply_bytes` bounds a reply's size.
     """
 
-    name: str
-    kind: str = LLM_KIND
-    model: str = ""
-    base_url: str = OPENROUTER_BASE_URL
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    temperature: float | None = None
-    max_tokens: int = 4096
-    max_completion_tokens: int | None = None
-    reasoning_effort: str | None = None
-    extra_headers: Mapping[str, str] = field(default_factory=dict)
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
-    price_per_million_input: float | None = None
-    price_per_million_output: float | None = None
-    max_repairs: int = 2
-    max_retries: int = 4  # transport retries (429, 5xx, network) per model call
-    timeout_s: float = 120.0
-    response_format: str = "json_schema"
-    params: Mapping[str, Any] = field(default_factory=dict)
+    name: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+\-]*$"),
+                    Expect("a non-empty name of letters, digits and . _ : + - ")]
+    kind: Literal[AGENT_KINDS] = LLM_KIND  # type: ignore[valid-type]
+    model: StrictStr = ""
+    base_url: Annotated[StrictStr, AfterValidator(_base_url)] = OPENROUTER_BASE_URL
+    # Never echoed: someone may have pasted the key itself here.
+    api_key_env: Annotated[StrictStr, Field(pattern=f"^{_ENV_NAME}$"), Expect(
+        "the NAME of an environment variable (letters, digits and _, e.g. \"OPENROUTER_API_KEY\"), not the key "
+        "itself", echo=False)] = DEFAULT_API_KEY_ENV
+    temperature: Annotated[Number | None, Field(ge=0.0, le=2.0)] = None
+    max_tokens: Annotated[Count, Field(ge=1)] = 4096
+    max_completion_tokens: Annotated[Count | None, Field(ge=1)] = None
+    reasoning_effort: Literal[REASONING_EFFORTS] | None = None  # type: ignore[valid-type]
+    extra_headers: Annotated[Mapping[str, str], PlainValidator(_headers)] = Field(default_factory=lambda: _EMPTY)
+    extra_body: Annotated[Mapping[str, Any], PlainValidator(_body)] = Field(default_factory=lambda: _EMPTY)
+    max_reply_bytes: Annotated[Count, Field(ge=1024)] = DEFAULT_MAX_REPLY_BYTES
+    price_per_million_input: Annotated[Number | None, Field(ge=0.0)] = None
+    price_per_million_output: Annotated[Number | None, Field(ge=0.0)] = None
+    max_repairs: Annotated[Count, Field(ge=0)] = 2
+    max_retries: Annotated[Count, Field(ge=0)] = 4  # transport retries (429, 5xx, network) per model call
+    timeout_s: Annotated[Number, Field(gt=0.0)] = 120.0
+    response_format: Literal[RESPONSE_FORMATS] = "json_schema"  # type: ignore[valid-type]
+    params: Annotated[Mapping[str, Any], PlainValidator(_params)] = Field(default_factory=lambda: _EMPTY)
     # -- tools (track "agent"): the names of arena.agents.tools.TOOL_NAMES the model may call, at most
     # `max_tool_rounds` rounds of tool calls per decision, each result cut to `tool_result_chars` characters;
     # web search only through `web_search_url` with the key in the environment variable `web_search_key_env`
-    # (its NAME), and never in replays or simulations. `track` "" is derived: "agent" with tools, else "model".
-    tools: tuple[str, ...] = ()
-    max_tool_rounds: int = 3
-    tool_result_chars: int = 8000
-    web_search_url: str = ""
-    web_search_key_env: str = ""
-    track: str = ""
+    # (its NAME), and never in replays or simulations. `track` left out is derived: "agent" with tools, else
+    # "model".
+    tools: Annotated[Strings, AfterValidator(_tool_names)] = ()
+    max_tool_rounds: Annotated[Count, Field(ge=1, le=20)] = 3
+    tool_result_chars: Annotated[Count, Field(ge=500, le=200_000)] = 8000
+    web_search_url: Annotated[StrictStr, AfterValidator(lambda url: url.rstrip("/"))] = ""
+    web_search_key_env: Annotated[StrictStr, Field(pattern=f"^({_ENV_NAME})?$"), Expect(
+        "the NAME of an environment variable (letters, digits and _), not the key itself", echo=False)] = ""
+    track: Literal[TRACKS] = "model"  # type: ignore[valid-type]
     # -- replicates and ablations (issue 13): how many independent asks per decision, and which seat this one
-    # varies (`variant_of`, another seat's name) in which `factor` (one of ABLATION_FACTORS).
-    replicates: int = 1
-    variant_of: str | None = None
-    factor: str | None = None
+    # varies (`variant_of`, another seat's name, checked by ArenaConfig) in which `factor`.
+    replicates: Annotated[Count, Field(ge=1, le=MAX_REPLICATES)] = 1
+    variant_of: StrictStr | None = None
+    factor: Literal[ABLATION_FACTORS] | None = None  # type: ignore[valid-type]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tools", tuple(self.tools))
-        object.__setattr__(self, "track", self.track or ("agent" if self.tools else "model"))
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "extra_headers", MappingProxyType(dict(self.extra_headers)))
-        object.__setattr__(self, "extra_body", MappingProxyType(dict(self.extra_body)))
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_the_kind(cls, data: Any) -> Any:
+        """Refuse keys that do not fit the seat's kind (and any `api_key`); derive `track` when left out."""
+        if not isinstance(data, dict):
+            return data
+        if "api_key" in data:
+            # Do not echo the value: it may be a real key.
+            raise _bad("keys never go in the configuration file; set api_key_env to the NAME of the environment "
+                       "variable that holds the key", field="api_key")
+        kind = data.get("kind", LLM_KIND)
+        if kind in BASELINE_KINDS:
+            for key in (*_LLM_KEYS, "track"):
+                if key in data:
+                    raise _bad(f"applies only to kind = \"llm\" (this agent is kind = {kind!r})", field=key)
+        elif kind == LLM_KIND:
+            if "params" in data:
+                raise _bad("applies only to baseline kinds", field="params")
+            model = data.get("model", "")
+            if isinstance(model, str) and not model.strip():
+                raise _bad("is required for kind = \"llm\" (the model id, e.g. \"openai/gpt-4o-mini\")",
+                           field="model")
+        if data.get("track") is None:
+            data = {**data, "track": "agent" if data.get("tools") else "model"}
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "AgentConfig":
+        """Both token prices or neither; a web-search endpoint only with web search; a track that agrees with
+        the tools; `variant_of` and `factor` together."""
+        from arena.agents.tools import WEB_SEARCH
+
+        if (self.price_per_million_input is None) != (self.price_per_million_output is None):
+            missing = "price_per_million_output" if self.price_per_million_output is None \
+                else "price_per_million_input"
+            raise _bad("give both token prices or neither", field=missing)
+        url, env = self.web_search_url, self.web_search_key_env
+        if WEB_SEARCH in self.tools:
+            if not _URL.fullmatch(url):
+                raise _bad(f"must be the http(s) URL of the search endpoint when tools include {WEB_SEARCH!r}, "
+                           f"got {url!r}", field="web_search_url")
+            if not env:
+                raise _bad(f"is required when tools include {WEB_SEARCH!r} (the NAME of the environment variable "
+                           f"holding the search API key)", field="web_search_key_env")
+        elif url or env:
+            raise _bad(f"applies only when tools include {WEB_SEARCH!r} (web search is off by default)",
+                       field="web_search_url" if url else "web_search_key_env")
+        if (self.track == "agent") != bool(self.tools):
+            raise _bad(f"{self.track!r} disagrees with the tools: track \"agent\" needs tools = [...], track "
+                       f"\"model\" takes none (leave track out to derive it)", field="track")
+        if self.variant_of is not None and self.factor is None:
+            raise _bad("is required with variant_of: the factor this variant changes, one of "
+                       + ", ".join(repr(f) for f in ABLATION_FACTORS), field="factor")
+        if self.factor is not None and self.variant_of is None:
+            raise _bad("applies only with variant_of = \"<the agent this one varies>\"", field="factor")
+        return self
+
 
     @property
     def is_llm(self) -> bool:
@@ -256,25 +519,47 @@ def track_of(frozen: Mapping[str, Any]) -> str:
     return "agent" if frozen.get("tools") else "model"
 
 
-@dataclass(frozen=True)
-class LeaderboardConfig:
+class LeaderboardConfig(_Model):
     """How boards are ranked: `rank_by` is a board column backed by a registered metric
     (`arena.scoring.board.RANK_CHOICES`); the headline forecast Brier by default."""
 
-    rank_by: str = "forecast_brier"
+    rank_by: Annotated[StrictStr, AfterValidator(_board_rank)] = "forecast_brier"
 
 
-@dataclass(frozen=True)
-class ArenaConfig:
+class ArenaConfig(_Model):
     """The whole configuration. `agents` are the [[agents]] entries as written; `lineup` adds the baselines."""
 
-    cohort: CohortConfig = field(default_factory=CohortConfig)
-    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
-    leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
-    agents: tuple[AgentConfig, ...] = ()
-    operations: OperationsConfig = field(default_factory=OperationsConfig)
-    baselines: bool = True
-    source: str = "<default>"
+    cohort: CohortConfig = Field(default_factory=CohortConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    leaderboard: LeaderboardConfig = Field(default_factory=LeaderboardConfig)
+    agents: Annotated[tuple[AgentConfig, ...],
+                      Expect("an array of tables: write each agent as [[agents]]", echo=False)] = ()
+    operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    baselines: StrictBool = True
+    source: StrictStr = "<default>"
+
+    @model_validator(mode="after")
+    def _names(self) -> "ArenaConfig":
+        """Unique agent names, none taken from a baseline that joins the lineup; `variant_of` names another
+        seat of the lineup."""
+        seen: set[str] = set()
+        for a in self.agents:
+            if a.name in seen:
+                raise _bad(f"agent name {a.name!r} is used twice; names must be unique", key="agents.name",
+                           whole=True)
+            seen.add(a.name)
+        names = [a.name for a in self.lineup]
+        for i, a in enumerate(self.agents):
+            if a.variant_of is not None and (a.variant_of not in names or a.variant_of == a.name):
+                why = "itself" if a.variant_of == a.name else "no agent of the lineup"
+                others = ", ".join(n for n in names if n != a.name)
+                raise _bad(f"agents[{i}] ({a.name}) variant_of: {a.variant_of!r} names {why}; name another agent "
+                           f"of the lineup ({others})", key=f"agents[{i}].variant_of", whole=True)
+        for a in self.lineup[len(self.agents):]:
+            if a.name in seen:
+                raise _bad(f"agent name {a.name!r} is the default name of the {a.kind!r} baseline; rename the "
+                           f"agent or set baselines = false", key="agents.name", whole=True)
+        return self
 
     @property
     def lineup(self) -> tuple[AgentConfig, ...]:
@@ -301,95 +586,96 @@ class ArenaConfig:
         return [(a.name, a.api_key_env) for a in self.llm_agents if not environ.get(a.api_key_env)]
 
 
-# -- reading -------------------------------------------------------------------------------------------------------
+_TABLES: Mapping[str, type[_Model]] = MappingProxyType({"cohort": CohortConfig, "schedule": ScheduleConfig,
+                                                          "leaderboard": LeaderboardConfig,
+                                                          "operations": OperationsConfig})
 
 
-class _Table:
-    """A TOML table being read: values are taken by key; keys left over are reported as unknown."""
+# -- errors: pydantic's, in the arena's words ----------------------------------------------------------------------
 
-    def __init__(self, data: Any, where: str, source: str) -> None:
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: {where} must be a table", key=where)
-        self.data = dict(data)
-        self.where = where
-        self.source = source
-        self.used: set[str] = set()
 
-    def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.source}: {self.where} {key}: {message}", key=f"{self.where}.{key}")
+def _expected(model: type[BaseModel], name: str) -> tuple[str, bool]:
+    """What field `name` of `model` must be, in words, and whether its value may be shown: its `Expect`, else
+    from its type and bounds ("an integer ≥ 1 and ≤ 20", "one of 'a', 'b'", "true or false")."""
+    info = model.model_fields.get(name)
+    if info is None:
+        return "a valid value", True
+    annotation, metadata = info.annotation, list(info.metadata)
+    while True:  # unwrap Optional[...] and Annotated[...], gathering the metadata
+        args = get_args(annotation)
+        if get_origin(annotation) is Annotated:
+            annotation, metadata = args[0], metadata + list(args[1:])
+        elif get_origin(annotation) in (Union, type(int | None)) and type(None) in args and len(args) == 2:
+            annotation = next(a for a in args if a is not type(None))
+        else:
+            break
+    for m in metadata:
+        if isinstance(m, Expect):
+            return m.what, m.echo
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(repr(c) for c in get_args(annotation)), True
+    if annotation is bool:
+        return "true or false", True
+    if annotation in (int, float):
+        low = [f"≥ {m.ge}" for m in metadata if isinstance(m, Ge)] + [f"> {m.gt}" for m in metadata
+                                                                       if isinstance(m, Gt)]
+        high = [f" and ≤ {m.le}" for m in metadata if isinstance(m, Le)]
+        return f"{'an integer' if annotation is int else 'a number'} {''.join(low[:1] + high[:1])}", True
+    if get_origin(annotation) is tuple:
+        return "a list of strings", True
+    return ("a string", True) if annotation is str else ("a valid value", True)
 
-    def has(self, key: str) -> bool:
-        return key in self.data
 
-    def raw(self, key: str, default: Any = None) -> Any:
-        self.used.add(key)
-        return self.data.get(key, default)
+def _place(loc: tuple[Any, ...], data: Any) -> tuple[type[_Model], str, tuple[Any, ...]]:
+    """The model an error is in, the label of its table as the messages write it, and the key path inside it."""
+    if len(loc) > 1 and loc[0] == "agents" and isinstance(loc[1], int):
+        raw = data.get("agents") if isinstance(data, dict) else None
+        entry = raw[loc[1]] if isinstance(raw, list) and loc[1] < len(raw) else None
+        name = f" ({entry['name']})" if isinstance(entry, dict) and isinstance(entry.get("name"), str) else ""
+        return AgentConfig, f"agents[{loc[1]}]{name}", loc[2:]
+    if loc and loc[0] in _TABLES:
+        return _TABLES[loc[0]], f"[{loc[0]}]", loc[1:]
+    return ArenaConfig, "(top level)", loc
 
-    def string(self, key: str, default: str, choices: tuple[str, ...] | None = None) -> str:
-        value = self.raw(key, default)
-        if not isinstance(value, str):
-            raise self.fail(key, f"must be a string, got {value!r}")
-        if choices is not None and value not in choices:
-            raise self.fail(key, f"must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
-        return value
 
-    def integer(self, key: str, default: int, minimum: int = 0, maximum: int | None = None) -> int:
-        value = self.raw(key, default)
-        if (not isinstance(value, int) or isinstance(value, bool) or value < minimum
-                or (maximum is not None and value > maximum)):
-            bounds = f"≥ {minimum}" + (f" and ≤ {maximum}" if maximum is not None else "")
-            raise self.fail(key, f"must be an integer {bounds}, got {value!r}")
-        return value
-
-    def optional_integer(self, key: str, minimum: int = 1) -> int | None:
-        return None if self.raw(key, None) is None else self.integer(key, 0, minimum)
-
-    def number(self, key: str, default: float | None, minimum: float = 0.0, positive: bool = False,
-               maximum: float | None = None) -> float | None:
-        value = self.raw(key, default)
-        if value is None:
-            return None
-        bad = (not isinstance(value, (int, float)) or isinstance(value, bool) or value != value
-               or value < minimum or (positive and value <= 0) or (maximum is not None and value > maximum))
-        if bad:
-            bounds = f"> {minimum}" if positive else f"≥ {minimum}"
-            if maximum is not None:
-                bounds += f" and ≤ {maximum}"
-            raise self.fail(key, f"must be a number {bounds}, got {value!r}")
-        return float(value)
-
-    def money(self, key: str, default: Money) -> Money:
-        value = self.raw(key, None)
-        if value is None:
-            return default
+def _raw(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The value at `loc` in the TOML data (None where the path does not lead to one)."""
+    for part in loc:
         try:
-            if isinstance(value, (bool, dict, list)):
-                raise MoneyError("not an amount")
-            amount = Money.of(value)
-        except (MoneyError, ArithmeticError):
-            raise self.fail(key, f"must be an amount in USD like 10000 or \"12.50\", got {value!r}") from None
-        if amount.micros < 0:
-            raise self.fail(key, f"must not be negative, got {value!r}")
-        if amount > Money.of(MAX_AMOUNT_USD):
-            raise self.fail(key, f"must be at most {MAX_AMOUNT_USD} USD, got {value!r}")
-        return amount
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.raw(key, default)
-        if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false, got {value!r}")
-        return value
 
-    def strings(self, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        value = self.raw(key, list(default))
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(key, f"must be a list of strings, got {value!r}")
-        return tuple(value)
+def _config_error(exc: ValidationError, data: dict[str, Any], source: str) -> ConfigError:
+    """The first problem pydantic found, as a one-line ConfigError: ``<source>: <table> <key path>: <problem>``,
+    with `key` (``<table>.<key path>``) in its data. Values are shown except where `Expect(echo=False)` says not."""
+    err = exc.errors(include_url=False)[0]
+    ctx = err.get("ctx") or {}
+    if ctx.get("whole"):
+        return ConfigError(f"{source}: {ctx['message']}", key=ctx["key"])
+    loc = tuple(err["loc"])
+    model, where, path = _place(loc, data)
+    if "field" in ctx:
+        path = (*path, ctx["field"])
+    if not path:
+        return ConfigError(f"{source}: {where} must be a table", key=where)
+    if err["type"] == "arena":
+        problem = ctx["message"]
+    elif err["type"] == "extra_forbidden":
+        problem = model.unknown_key
+    else:  # a type or a bound: say what the field must be, and show the whole value (a list, not its item)
+        what, echo = _expected(model, str(path[0]))
+        value = _raw(data, loc[:len(loc) - len(path) + 1])
+        path = path[:1]
+        problem = (f"is required: must be {what.strip()}" if err["type"] == "missing"
+                   else f"must be {what}" + (f", got {value!r}" if echo else ""))
+    key = ".".join(str(p) for p in (*path, *(() if "sub" not in ctx else (ctx["sub"],))))
+    return ConfigError(f"{source}: {where} {key}: {problem}", key=f"{where}.{key}")
 
-    def finish(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            raise self.fail(unknown[0], "unknown key (check the spelling; see arena.example.toml)")
+
+# -- reading -------------------------------------------------------------------------------------------------------
 
 
 def parse_config(text: str, source: str = "<string>") -> ArenaConfig:
@@ -400,21 +686,12 @@ def parse_config(text: str, source: str = "<string>") -> ArenaConfig:
         raise ConfigError(f"{source}: not valid TOML: {exc}", key="") from None
     except RecursionError:
         raise ConfigError(f"{source}: not valid TOML: arrays or tables nested too deeply", key="") from None
-    top = _Table(data, "(top level)", source)
-    baselines = top.boolean("baselines", True)
-    cohort = _cohort(_Table(top.raw("cohort", {}), "[cohort]", source))
-    schedule = _schedule(_Table(top.raw("schedule", {}), "[schedule]", source))
-    board = _leaderboard(_Table(top.raw("leaderboard", {}), "[leaderboard]", source))
-    operations = _operations(_Table(top.raw("operations", {}), "[operations]", source))
-    raw_agents = top.raw("agents", [])
-    if not isinstance(raw_agents, list):
-        raise top.fail("agents", "must be an array of tables: write each agent as [[agents]]")
-    agents = tuple(_agent(raw, i, source) for i, raw in enumerate(raw_agents))
-    top.finish()
-    config = ArenaConfig(cohort=cohort, schedule=schedule, leaderboard=board, agents=agents, baselines=baselines,
-                         source=source, operations=operations)
-    _check_names(config)
-    return config
+    if "source" in data:  # a field of the value, not a key of the file
+        raise ConfigError(f"{source}: (top level) source: {UNKNOWN_KEY}", key="(top level).source")
+    try:
+        return ArenaConfig.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        raise _config_error(exc, data, source) from None
 
 
 def load_config(path: str | Path) -> ArenaConfig:
@@ -433,297 +710,6 @@ def default_config() -> ArenaConfig:
     """The built-in configuration: default cohort rules, the scheduler's default times, the baseline agents
     and no LLM agent (so it needs no API key)."""
     return ArenaConfig()
-
-
-def _cohort(t: _Table) -> CohortConfig:
-    d = CohortConfig()
-    fraction_value = t.raw("max_bet_fraction", None)
-    fraction = d.max_bet_fraction
-    if fraction_value is not None:
-        if isinstance(fraction_value, bool) or not isinstance(fraction_value, (int, float, str)):
-            raise t.fail("max_bet_fraction", f"must be a number in (0, 1], got {fraction_value!r}")
-        try:
-            fraction = Decimal(repr(fraction_value) if isinstance(fraction_value, float) else str(fraction_value))
-        except ArithmeticError:
-            raise t.fail("max_bet_fraction", f"must be a number in (0, 1], got {fraction_value!r}") from None
-        if not (fraction.is_finite() and Decimal(0) < fraction <= Decimal(1)):
-            raise t.fail("max_bet_fraction", f"must be a number in (0, 1], got {fraction_value!r}")
-    cfg = CohortConfig(
-        starting_cash=t.money("starting_cash", d.starting_cash),
-        max_bet_fraction=fraction,
-        min_bet=t.money("min_bet", d.min_bet),
-        max_actions=t.integer("max_actions", d.max_actions, minimum=1),
-        decision_weeks=t.integer("decision_weeks", d.decision_weeks, minimum=1),
-        newest_cohorts=t.integer("newest_cohorts", d.newest_cohorts, minimum=1),
-        forecast_set_size=t.integer("forecast_set_size", d.forecast_set_size, minimum=0),
-        universe_size=t.integer("universe_size", d.universe_size, minimum=1),
-        rank_by=t.string("rank_by", d.rank_by, RANK_BY),
-        horizon_days=t.integer("horizon_days", d.horizon_days, minimum=1),
-        prompt_markets=t.integer("prompt_markets", d.prompt_markets, minimum=1),
-        prompt_version=t.string("prompt_version", d.prompt_version, PROMPT_VERSIONS),
-        exclude_keywords=t.strings("exclude_keywords", d.exclude_keywords),
-        exclude_categories=t.strings("exclude_categories", d.exclude_categories),
-    )
-    t.finish()
-    if cfg.starting_cash.micros <= 0:
-        raise t.fail("starting_cash", "must be positive")
-    if cfg.min_bet > cfg.rules().max_bet(cfg.starting_cash):
-        raise t.fail("min_bet", f"{cfg.min_bet} is above the first max bet "
-                                f"{cfg.rules().max_bet(cfg.starting_cash)} (starting_cash × max_bet_fraction)")
-    return cfg
-
-
-def _cron_problem(value: str) -> str:
-    """What APScheduler (the scheduler that will run it) finds wrong with a crontab string; '' when valid."""
-    from apscheduler.triggers.cron import CronTrigger
-
-    try:
-        CronTrigger.from_crontab(value, timezone="UTC")
-    except ValueError as exc:
-        return str(exc).splitlines()[0] if str(exc) else "invalid"
-    return ""
-
-
-def _operations(t: _Table) -> OperationsConfig:
-    d = OperationsConfig()
-    cfg = OperationsConfig(
-        decision_attempts=t.integer("decision_attempts", d.decision_attempts, minimum=1),
-        retry_window_hours=t.integer("retry_window_hours", d.retry_window_hours, minimum=0),
-        lease_seconds=t.number("lease_seconds", d.lease_seconds, positive=True, maximum=86_400.0) or d.lease_seconds,
-    )
-    t.finish()
-    return cfg
-
-
-def _schedule(t: _Table) -> ScheduleConfig:
-    jobs: dict[str, Any] = {}
-    for key in list(t.data):
-        if key not in KNOWN_JOBS:
-            continue
-        value = t.raw(key)
-        if isinstance(value, str):
-            fields = value.split()
-            if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
-                raise t.fail(key, f"must be a 5-field crontab string like \"0 0 * * sun\" (UTC), got {value!r}")
-            problem = _cron_problem(value)
-            if problem:
-                raise t.fail(key, f"is not a valid crontab string ({problem}): minute 0-59, hour 0-23, day "
-                                  f"1-31, month 1-12, weekday 0-6 or sun-sat, e.g. \"0 0 * * sun\"; got {value!r}")
-            jobs[key] = value
-        elif isinstance(value, dict):
-            bad = sorted(set(value) - set(INTERVAL_UNITS))
-            if bad or not value:
-                raise t.fail(key, f"an interval table takes {', '.join(INTERVAL_UNITS)}, got {value!r}")
-            for unit, n in value.items():
-                if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-                    raise t.fail(key, f"interval {unit} must be a positive integer, got {n!r}")
-            jobs[key] = dict(value)
-        else:
-            raise t.fail(key, f"must be a crontab string or an interval table like {{ minutes = 15 }}, "
-                              f"got {value!r}")
-    unknown = sorted(set(t.data) - set(KNOWN_JOBS))
-    if unknown:
-        raise t.fail(unknown[0], f"unknown job (known: {', '.join(KNOWN_JOBS)})")
-    return ScheduleConfig(jobs)
-
-
-def _leaderboard(t: _Table) -> LeaderboardConfig:
-    from arena.scoring.board import RANK_CHOICES  # pure scoring; imported here so reading a config stays cheap
-
-    cfg = LeaderboardConfig(rank_by=t.string("rank_by", LeaderboardConfig.rank_by, RANK_CHOICES))
-    t.finish()
-    return cfg
-
-
-_LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
-             "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
-             "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
-             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env")
-
-
-def _agent(raw: Any, index: int, source: str) -> AgentConfig:
-    label = f"agents[{index}]"
-    if isinstance(raw, dict) and isinstance(raw.get("name"), str):
-        label += f" ({raw['name']})"
-    t = _Table(raw, label, source)
-    if t.has("api_key"):
-        # Do not echo the value: it may be a real key.
-        raise t.fail("api_key", "keys never go in the configuration file; set api_key_env to the NAME of the "
-                                "environment variable that holds the key")
-    name = t.string("name", "")
-    if not _AGENT_NAME.fullmatch(name):
-        raise t.fail("name", f"must be a non-empty name of letters, digits and . _ : + - , got {name!r}")
-    kind = t.string("kind", LLM_KIND, AGENT_KINDS)
-    d = AgentConfig(name=name)
-    if kind != LLM_KIND:
-        for key in _LLM_KEYS:
-            if t.has(key):
-                raise t.fail(key, f"applies only to kind = \"llm\" (this agent is kind = {kind!r})")
-        params = t.raw("params", {})
-        if not isinstance(params, dict):
-            raise t.fail("params", f"must be a table like {{ seed = 1 }}, got {params!r}")
-        unknown = sorted(set(params) - BASELINE_PARAMS[kind])
-        if unknown:
-            allowed = ", ".join(sorted(BASELINE_PARAMS[kind])) or "none"
-            raise t.fail(f"params.{unknown[0]}", f"not a parameter of {kind!r} (allowed: {allowed})")
-        for key, value in params.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise t.fail(f"params.{key}", f"must be a number, got {value!r}")
-            if key in ("seed", "max_bets") and not isinstance(value, int):
-                raise t.fail(f"params.{key}", f"must be an integer, got {value!r}")
-        ablation = _ablation(t)
-        t.finish()
-        return AgentConfig(name=name, kind=kind, params=params, **ablation)
-
-    if t.has("params"):
-        raise t.fail("params", "applies only to baseline kinds")
-    model = t.string("model", "")
-    if not model.strip():
-        raise t.fail("model", "is required for kind = \"llm\" (the model id, e.g. \"openai/gpt-4o-mini\")")
-    base_url = t.string("base_url", d.base_url).rstrip("/")
-    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", base_url):
-        raise t.fail("base_url", f"must be an http(s) URL like {OPENROUTER_BASE_URL!r}, got {base_url!r}")
-    env = t.raw("api_key_env", d.api_key_env)
-    if not isinstance(env, str) or not _ENV_NAME.fullmatch(env):
-        # Do not echo the value: someone may have pasted the key itself here.
-        raise t.fail("api_key_env", "must be the NAME of an environment variable (letters, digits and _, "
-                                    "e.g. \"OPENROUTER_API_KEY\"), not the key itself")
-    cfg = AgentConfig(
-        name=name, kind=kind, model=model, base_url=base_url, api_key_env=env,
-        temperature=t.number("temperature", None, maximum=2.0),
-        max_tokens=t.integer("max_tokens", d.max_tokens, minimum=1),
-        max_completion_tokens=t.optional_integer("max_completion_tokens", minimum=1),
-        reasoning_effort=(t.string("reasoning_effort", "", REASONING_EFFORTS) if t.has("reasoning_effort")
-                          else None),
-        extra_headers=_extra_headers(t),
-        extra_body=_extra_body(t),
-        max_reply_bytes=t.integer("max_reply_bytes", d.max_reply_bytes, minimum=1024),
-        price_per_million_input=t.number("price_per_million_input", None),
-        price_per_million_output=t.number("price_per_million_output", None),
-        max_repairs=t.integer("max_repairs", d.max_repairs, minimum=0),
-        max_retries=t.integer("max_retries", d.max_retries, minimum=0),
-        timeout_s=t.number("timeout_s", d.timeout_s, positive=True) or d.timeout_s,
-        response_format=t.string("response_format", d.response_format, RESPONSE_FORMATS),
-        **_tools(t, d),
-        **_ablation(t),
-    )
-    if (cfg.price_per_million_input is None) != (cfg.price_per_million_output is None):
-        missing = "price_per_million_output" if cfg.price_per_million_output is None else "price_per_million_input"
-        raise t.fail(missing, "give both token prices or neither")
-    t.finish()
-    return cfg
-
-
-def _tools(t: _Table, d: AgentConfig) -> dict[str, Any]:
-    """The tool keys of an LLM seat, validated: known tool names, bounds, a web-search endpoint only with web
-    search, and an explicit `track` that agrees with the tools."""
-    from arena.agents.tools import TOOL_NAMES, WEB_SEARCH  # the tool registry; no I/O imported with it
-
-    tools = t.strings("tools", ())
-    for name in tools:
-        if name not in TOOL_NAMES:
-            raise t.fail("tools", f"unknown tool {name!r} (known: {', '.join(TOOL_NAMES)})")
-    if len(set(tools)) != len(tools):
-        raise t.fail("tools", f"lists a tool twice: {list(tools)!r}")
-    url = t.string("web_search_url", "")
-    env = t.raw("web_search_key_env", "")
-    if not isinstance(env, str) or (env and not _ENV_NAME.fullmatch(env)):
-        raise t.fail("web_search_key_env", "must be the NAME of an environment variable (letters, digits and _), "
-                                           "not the key itself")
-    if WEB_SEARCH in tools:
-        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
-            raise t.fail("web_search_url", f"must be the http(s) URL of the search endpoint when tools include "
-                                           f"{WEB_SEARCH!r}, got {url!r}")
-        if not env:
-            raise t.fail("web_search_key_env", f"is required when tools include {WEB_SEARCH!r} (the NAME of the "
-                                               f"environment variable holding the search API key)")
-    elif url or env:
-        key = "web_search_url" if url else "web_search_key_env"
-        raise t.fail(key, f"applies only when tools include {WEB_SEARCH!r} (web search is off by default)")
-    track = t.string("track", "agent" if tools else "model", TRACKS)
-    if (track == "agent") != bool(tools):
-        raise t.fail("track", f"{track!r} disagrees with the tools: track \"agent\" needs tools = [...], track "
-                              f"\"model\" takes none (leave track out to derive it)")
-    return dict(tools=tools, max_tool_rounds=t.integer("max_tool_rounds", d.max_tool_rounds, minimum=1, maximum=20),
-                tool_result_chars=t.integer("tool_result_chars", d.tool_result_chars, minimum=500,
-                                            maximum=200_000),
-                web_search_url=url.rstrip("/") if WEB_SEARCH in tools else "", web_search_key_env=env, track=track)
-
-
-def _ablation(t: _Table) -> dict[str, Any]:
-    """`replicates`, `variant_of` and `factor` of one agent table (the names are checked in _check_names)."""
-    out: dict[str, Any] = {"replicates": t.integer("replicates", 1, minimum=1, maximum=MAX_REPLICATES)}
-    if t.has("variant_of"):
-        out["variant_of"] = t.string("variant_of", "")
-        if not t.has("factor"):
-            raise t.fail("factor", "is required with variant_of: the factor this variant changes, one of "
-                                   + ", ".join(repr(f) for f in ABLATION_FACTORS))
-    if t.has("factor"):
-        if not t.has("variant_of"):
-            raise t.fail("factor", "applies only with variant_of = \"<the agent this one varies>\"")
-        out["factor"] = t.string("factor", "", ABLATION_FACTORS)
-    return out
-
-
-def _extra_headers(t: _Table) -> dict[str, str]:
-    value = t.raw("extra_headers", {})
-    if not isinstance(value, dict):
-        raise t.fail("extra_headers", f"must be a table like {{ \"HTTP-Referer\" = \"https://example.org\" }}, "
-                                      f"got {value!r}")
-    for name, v in value.items():
-        if not _HEADER_NAME.fullmatch(name):
-            raise t.fail(f"extra_headers.{name}", "is not a valid HTTP header name")
-        if name.lower() in RESERVED_HEADERS:
-            # Never echo the value: an Authorization header holds a key.
-            raise t.fail(f"extra_headers.{name}", "is set by the agent itself and cannot be overridden (the key "
-                                                  "travels only in Authorization, read from api_key_env)")
-        if not isinstance(v, str) or "\r" in v or "\n" in v:
-            raise t.fail(f"extra_headers.{name}", "must be a one-line string")
-    return dict(value)
-
-
-def _json_value(value: Any) -> bool:
-    if isinstance(value, (str, int, float, bool)):
-        return True
-    if isinstance(value, list):
-        return all(_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
-    return False  # TOML dates and times have no JSON form
-
-
-def _extra_body(t: _Table) -> dict[str, Any]:
-    value = t.raw("extra_body", {})
-    if not isinstance(value, dict):
-        raise t.fail("extra_body", f"must be a table like {{ provider = {{ sort = \"price\" }} }}, got {value!r}")
-    for key, v in value.items():
-        if key in RESERVED_BODY_KEYS:
-            own = f"; use the agent's {key} key" if key in _LLM_KEYS else ""
-            raise t.fail(f"extra_body.{key}", f"is set by the agent itself and cannot be overridden{own}")
-        if not _json_value(v):
-            raise t.fail(f"extra_body.{key}", f"must be JSON-like (strings, numbers, booleans, arrays, tables), "
-                                              f"got {v!r}")
-    return dict(value)
-
-
-def _check_names(config: ArenaConfig) -> None:
-    seen: set[str] = set()
-    for a in config.agents:
-        if a.name in seen:
-            raise ConfigError(f"{config.source}: agent name {a.name!r} is used twice; names must be unique",
-                              key="agents.name")
-        seen.add(a.name)
-    names = [a.name for a in config.lineup]
-    for i, a in enumerate(config.agents):
-        if a.variant_of is not None and (a.variant_of not in names or a.variant_of == a.name):
-            why = "itself" if a.variant_of == a.name else "no agent of the lineup"
-            raise ConfigError(f"{config.source}: agents[{i}] ({a.name}) variant_of: {a.variant_of!r} names {why}; "
-                              f"name another agent of the lineup ({', '.join(n for n in names if n != a.name)})",
-                              key=f"agents[{i}].variant_of")
-    for a in config.lineup[len(config.agents):]:
-        if a.name in seen:
-            raise ConfigError(f"{config.source}: agent name {a.name!r} is the default name of the {a.kind!r} "
-                              f"baseline; rename the agent or set baselines = false", key="agents.name")
 
 
 # -- the documented example ----------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Reading a model's reply: find its JSON object, check it against the view, and return a result or a failure.
 
-Pure: no I/O, no clock (the view carries `as_of`). Imports only the view, the decision types and money.
+Pure: no I/O, no clock (the view carries `as_of`). Imports only pydantic, the view, the decision types and money.
 
-The reply format (`REPLY_SCHEMA`)::
+The reply format is the pydantic model `DecisionReply` (`BetAction`, `SellAction`); `REPLY_SCHEMA`, the JSON schema
+sent as `response_format`, is generated from it, and the reader reads the number fields through the same
+declarations (lenient: "$1,250.50" and "0.65" are numbers, read as exact Decimals)::
 
     {"actions": [{"type": "BET", "market_id": "...", "side": "YES" | "NO" | <outcome id>, "amount": <USD>,
                   "probability": <P(YES) in [0, 1]>, "rationale": "..."},
@@ -37,7 +39,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from arena.agents.view import AgentView, PositionView
 from arena.domain.decision import Action, Bet, Decision, ModelCall, Sell
@@ -47,41 +52,92 @@ from arena.money import MICRO, Money
 CENT = Decimal("0.01")
 MAX_CANDIDATES = 200  # "{" positions tried before giving up: bounds the work on long, brace-heavy prose
 
-_BET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": ["BET"]},
-        "market_id": {"type": "string"},
-        "side": {"type": "string", "description": "YES or NO, or the outcome id of a multiple-choice market"},
-        "amount": {"type": "number", "description": "stake in US dollars"},
-        "probability": {"type": "number", "minimum": 0, "maximum": 1,
-                        "description": "your probability that the market resolves YES"},
-        "rationale": {"type": "string"},
-    },
-    "required": ["type", "market_id", "side", "amount", "probability"],
-}
-_SELL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": ["SELL"]},
-        "market_id": {"type": "string"},
-        "side": {"type": "string"},
-        "fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
-                     "description": "fraction of the position to sell; 1 sells all"},
-        "rationale": {"type": "string"},
-    },
-    "required": ["type", "market_id", "side", "fraction"],
-}
-REPLY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "actions": {"type": "array", "items": {"anyOf": [_BET_SCHEMA, _SELL_SCHEMA]}},
-        "forecasts": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
-                      "description": "market id → your probability of YES"},
-        "reasoning": {"type": "string"},
-    },
-    "required": ["actions", "forecasts", "reasoning"],
-}
+
+# -- the reply model: its fields are what the reader checks, its JSON schema what the model is sent -------------
+
+
+def _lenient_number(value: Any) -> Any:
+    """A JSON number or a numeric string ("250", "$1,250.50") as an exact Decimal; anything else unchanged, for
+    the field's type to refuse."""
+    d = _number(value)
+    return value if d is None else d
+
+
+# Sent as a JSON number, read as an exact Decimal; the bounds go before the lenient reading so that pydantic puts
+# them on the number itself (and in the schema as minimum / maximum).
+Number = Annotated[Decimal, BeforeValidator(_lenient_number)]
+Probability = Annotated[Decimal, Field(ge=0, le=1), BeforeValidator(_lenient_number)]
+Fraction = Annotated[Decimal, Field(gt=0, le=1), BeforeValidator(_lenient_number)]
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # a reply may carry fields of its own; they are kept in `data`
+
+
+class BetAction(_Reply):
+    """A BET of `amount` USD on `side` of `market_id`; `probability` is P(YES) whatever the side (for a
+    multiple-choice market, the probability of the outcome bet on)."""
+
+    type: Literal["BET"]
+    market_id: str
+    side: str = Field(description="YES or NO, or the outcome id of a multiple-choice market")
+    amount: Number = Field(description="stake in US dollars")  # > 0, and within the view's min and max bet
+    probability: Probability = Field(description="your probability that the market resolves YES")
+    rationale: str = ""
+
+
+class SellAction(_Reply):
+    """A SELL of `fraction` (0, 1] of the position held on `side` of `market_id`."""
+
+    type: Literal["SELL"]
+    market_id: str
+    side: str
+    fraction: Fraction = Field(description="fraction of the position to sell; 1 sells all")
+    rationale: str = ""
+
+
+class DecisionReply(_Reply):
+    """The reply the model is asked for. An empty `actions` list is a HOLD."""
+
+    actions: list[BetAction | SellAction]
+    forecasts: dict[str, Probability] = Field(description="market id → your probability of YES")
+    reasoning: str
+
+
+class _SchemaOfReply(GenerateJsonSchema):
+    """The exact Decimals of the reader are JSON numbers to the model (with their bounds)."""
+
+    def decimal_schema(self, schema: Any) -> JsonSchemaValue:
+        return self.float_schema(schema)
+
+
+def _plain(node: Any, defs: Mapping[str, Any], properties: bool = False) -> Any:
+    """A JSON schema with every $ref inlined, no titles, defaults or model docstrings, and `const` written as a
+    one-value `enum` (the form every structured-output provider reads): the schema sent before it was generated.
+    `properties`: `node` maps field names (kept as is)."""
+    if isinstance(node, list):
+        return [_plain(v, defs) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _plain(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    if properties:
+        return {k: _plain(v, defs) for k, v in node.items()}
+    # A model's docstring is for developers: only the fields' descriptions are written for the model.
+    drop = {"title", "default", "$defs", *(("description",) if "properties" in node else ())}
+    out = {k: _plain(v, defs, k == "properties") for k, v in node.items() if k not in drop}
+    if "const" in out:
+        out["enum"] = [out.pop("const")]
+    return out
+
+
+def reply_schema() -> dict[str, Any]:
+    """The JSON schema of `DecisionReply`, generated by pydantic and made plain (see `_plain`)."""
+    raw = DecisionReply.model_json_schema(schema_generator=_SchemaOfReply)
+    return _plain(raw, raw.get("$defs", {}))
+
+
+REPLY_SCHEMA: dict[str, Any] = reply_schema()
 
 
 def response_format(mode: str) -> dict[str, Any] | None:
@@ -96,6 +152,26 @@ def response_format(mode: str) -> dict[str, Any] | None:
     if mode == "none":
         return None
     raise ValueError(f"unknown response format mode {mode!r}")
+
+
+# -- reading one field through the model -------------------------------------------------------------------------
+
+# The number fields as the models declare them (type, lenient reading, bounds), each readable on its own so that
+# every problem of an action is found, not only the first.
+_NUMBERS: dict[str, TypeAdapter[Decimal]] = {"amount": TypeAdapter(Number), "probability": TypeAdapter(Probability),
+                                              "fraction": TypeAdapter(Fraction)}
+_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def _read_number(name: str, raw: Any) -> tuple[Decimal | None, str]:
+    """`raw` read as number field `name` of the reply model: (the Decimal, "") or (None, "type") when it is not a
+    number, or (the Decimal, "range") when it is outside the field's bounds."""
+    try:
+        return _NUMBERS[name].validate_python(raw), ""
+    except ValidationError as exc:
+        if {e["type"] for e in exc.errors(include_url=False)} <= _BOUNDS:
+            return _number(raw), "range"
+        return None, "type"
 
 
 # -- results -----------------------------------------------------------------------------------------------------
@@ -320,10 +396,10 @@ class _Checker:
 
     def probability(self, value: Any) -> tuple[float | None, str]:
         """P in [0, 1] as float, or None with the reason."""
-        d = _number(value)
-        if d is None:
+        d, problem = _read_number("probability", value)
+        if problem == "type" or d is None:
             return None, f"must be a number from 0 to 1, got {_show(value)}"
-        if not Decimal(0) <= d <= Decimal(1):
+        if problem == "range":
             hint = f" (write {d / 100} for {d} %)" if Decimal(1) < d <= Decimal(100) else ""
             return None, f"must be from 0 to 1, got {d}{hint}"
         return float(d), ""
@@ -402,8 +478,8 @@ class _Checker:
         if "amount" not in a or a.get("amount") is None:
             self.errors.append(f'{where}: "amount" is missing; give the stake in US dollars, e.g. 250.00.')
             return None
-        d = _number(a["amount"])
-        if d is None:
+        d, problem = _read_number("amount", a["amount"])
+        if problem == "type" or d is None:
             self.errors.append(f'{where}: "amount" must be a number of US dollars, got {_show(a["amount"])}.')
             return None
         if d <= 0:
@@ -477,11 +553,11 @@ class _Checker:
             self.errors.append(f'{where}: "fraction" is missing; give the share of the position to sell, in (0, 1] '
                                f'(1 sells all of it).')
             return None
-        d = _number(a["fraction"])
-        if d is None:
+        d, problem = _read_number("fraction", a["fraction"])
+        if problem == "type" or d is None:
             self.errors.append(f'{where}: "fraction" must be a number in (0, 1], got {_show(a["fraction"])}.')
             return None
-        if not Decimal(0) < d <= Decimal(1):
+        if problem == "range":
             hint = f" (write {d / 100} to sell {d} %)" if Decimal(1) < d <= Decimal(100) else ""
             self.errors.append(f'{where}: "fraction" must be more than 0 and at most 1, got {d}{hint}.')
             return None
@@ -574,5 +650,5 @@ def parse_reply(text: str, view: AgentView) -> ParsedReply | ReplyError:
     return ParsedReply(tuple(actions), forecasts, _text(data.get("reasoning")), safe, tuple(check.notes))
 
 
-__all__ = ["REPLY_SCHEMA", "ParsedReply", "ReplyError", "extract_json", "json_safe", "parse_reply",
-           "response_format"]
+__all__ = ["REPLY_SCHEMA", "BetAction", "DecisionReply", "ParsedReply", "ReplyError", "SellAction", "extract_json",
+           "json_safe", "parse_reply", "reply_schema", "response_format"]

@@ -67,8 +67,11 @@ def build_agent(row: AgentRow, environ: Mapping[str, str], *, transport: httpx.B
     moment, so a seat with web search gets its endpoint (see `agent_from_config`)."""
     if row.kind not in AGENT_KINDS:
         return None
+    record = dict(row.config or {})
+    if record.get("extra_headers") == []:  # frozen as the header names only (no values): none were set
+        record["extra_headers"] = {}
     try:
-        entry = AgentConfig(name=row.name, **dict(row.config or {}))
+        entry = AgentConfig(name=row.name, **record)
     except (TypeError, ConfigError):
         return None
     if entry.is_llm:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import (BASELINE_KINDS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
+from arena.config import (BASELINE_KINDS, KNOWN_JOBS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
                           default_config, example_config_text, load_config, parse_config)
 from arena.domain.sizing import CohortRules
 from arena.errors import ConfigError
@@ -261,3 +261,60 @@ def test_prompt_version_is_frozen_into_new_cohorts_rules():
         parse_config('[cohort]\nprompt_version = "decision-v9"\n')
     with pytest.raises(ValueError, match="prompt_version"):
         CohortRules(prompt_version="v9")
+
+
+# -- the pydantic models behind the file (issue 11) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, message, key", [
+    # a nested bad value: the table, the agent's index and name, the key path inside it, the rule and the value
+    ('[[agents]]\nname = "a"\nmodel = "m"\n[[agents]]\nname = "k"\nkind = "kelly"\nparams = { seed = 1.5 }\n',
+     "arena.toml: agents[1] (k) params.seed: must be an integer, got 1.5", "agents[1] (k).params.seed"),
+    ('[[agents]]\nname = "a"\nmodel = "m"\nextra_body = { provider = { when = 2026-01-01 } }\n',
+     "arena.toml: agents[0] (a) extra_body.provider: must be JSON-like (strings, numbers, booleans, arrays, "
+     "tables), got {'when': datetime.date(2026, 1, 1)}", "agents[0] (a).extra_body.provider"),
+    ("[schedule]\nmark = { hours = 0 }\n", "arena.toml: [schedule] mark: interval hours must be a positive integer, "
+     "got 0", "[schedule].mark"),
+    ('[[agents]]\nname = "a"\nmodel = "m"\ntools = ["order_book", 3]\n',
+     "arena.toml: agents[0] (a) tools: must be a list of strings, got ['order_book', 3]", "agents[0] (a).tools"),
+    ("[operations]\nlease_seconds = 0\n", "arena.toml: [operations] lease_seconds: must be a number > 0.0 and "
+     "≤ 86400.0, got 0", "[operations].lease_seconds"),
+    # an unknown key, at the top, in a table and in the second agent
+    ("colour = 1\n", "arena.toml: (top level) colour: unknown key (check the spelling; see arena.example.toml)",
+     "(top level).colour"),
+    ("[operations]\nretries = 1\n", "arena.toml: [operations] retries: unknown key (check the spelling; see "
+     "arena.example.toml)", "[operations].retries"),
+    ('[[agents]]\nname = "a"\nmodel = "m"\n[[agents]]\nname = "b"\nmodel = "m"\ntemprature = 0.5\n',
+     "arena.toml: agents[1] (b) temprature: unknown key (check the spelling; see arena.example.toml)",
+     "agents[1] (b).temprature"),
+    ("source = \"x\"\n", "arena.toml: (top level) source: unknown key (check the spelling; see arena.example.toml)",
+     "(top level).source"),
+    ('[[agents]]\nkind = "random"\n', "arena.toml: agents[0] name: is required: must be a non-empty name of "
+     "letters, digits and . _ : + -", "agents[0].name"),
+])
+def test_errors_name_the_key_path_and_the_rule_in_one_line(text, message, key):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "arena.toml")
+    assert str(info.value) == message
+    assert info.value.data["key"] == key
+    assert "\n" not in str(info.value) and "pydantic" not in str(info.value)
+
+
+def test_the_values_are_pydantic_models_that_refuse_unknown_keys_without_echoing_values():
+    from pydantic import BaseModel, ValidationError
+
+    from arena.config import CohortConfig, LeaderboardConfig, OperationsConfig, ScheduleConfig
+
+    for model in (ArenaConfig, CohortConfig, ScheduleConfig, OperationsConfig, LeaderboardConfig, AgentConfig):
+        assert issubclass(model, BaseModel) and model.model_config["extra"] == "forbid", model
+    assert tuple(ScheduleConfig.model_fields) == KNOWN_JOBS  # one field per job the scheduler knows
+    secret = "sk-or-v1-0123456789abcdef"
+    with pytest.raises(ValidationError) as info:  # built in Python: pydantic's error, never the value
+        AgentConfig(name="a", model="m", api_key_env=secret)
+    assert "api_key_env" in str(info.value) and secret not in str(info.value)
+    with pytest.raises(ValidationError):
+        AgentConfig(name="a", model="m", temprature=0.5)
+    assert AgentConfig(name="a", model="m", tools=["order_book"]).track == "agent"  # derived when left out
+    entry = parse_config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { X-Title = "t" }\n').agent("a")
+    with pytest.raises(TypeError):
+        entry.extra_headers["X-Title"] = "u"  # type: ignore[index]

@@ -416,3 +416,16 @@ def test_a_reply_under_the_limit_is_kept_whole(standin, make_agent):
     standin.add(MODEL, json_reply(VALID))
     (call,) = make_agent(max_reply_bytes=4096).decide(standard_view()).calls
     assert json.loads(call.raw_response) == VALID
+
+
+def test_the_schema_sent_is_the_one_generated_from_the_reply_model(standin, make_agent):
+    from arena.agents.parse import DecisionReply, _plain, _SchemaOfReply
+
+    standin.add(MODEL, json_reply(VALID))
+    make_agent().decide(standard_view())
+    sent = standin.requests_for(MODEL)[0].body["response_format"]
+    generated = DecisionReply.model_json_schema(schema_generator=_SchemaOfReply)
+    assert sent == {"type": "json_schema", "json_schema": {"name": "arena_decision", "strict": False,
+                                                           "schema": _plain(generated, generated["$defs"])}}
+    assert sent["json_schema"]["schema"]["properties"]["forecasts"]["additionalProperties"] == {
+        "type": "number", "minimum": 0, "maximum": 1}

@@ -285,6 +285,111 @@ def test_reply_schema_and_response_formats():
     json.dumps(REPLY_SCHEMA)
 
 
+# The schema written by hand before it was generated from the reply model (issue 11): what is sent must not change.
+HAND_WRITTEN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "actions": {"type": "array", "items": {"anyOf": [
+            {"type": "object",
+             "properties": {
+                 "type": {"type": "string", "enum": ["BET"]},
+                 "market_id": {"type": "string"},
+                 "side": {"type": "string", "description": "YES or NO, or the outcome id of a multiple-choice market"},
+                 "amount": {"type": "number", "description": "stake in US dollars"},
+                 "probability": {"type": "number", "minimum": 0, "maximum": 1,
+                                 "description": "your probability that the market resolves YES"},
+                 "rationale": {"type": "string"}},
+             "required": ["type", "market_id", "side", "amount", "probability"]},
+            {"type": "object",
+             "properties": {
+                 "type": {"type": "string", "enum": ["SELL"]},
+                 "market_id": {"type": "string"},
+                 "side": {"type": "string"},
+                 "fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                              "description": "fraction of the position to sell; 1 sells all"},
+                 "rationale": {"type": "string"}},
+             "required": ["type", "market_id", "side", "fraction"]}]}},
+        "forecasts": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
+                      "description": "market id → your probability of YES"},
+        "reasoning": {"type": "string"},
+    },
+    "required": ["actions", "forecasts", "reasoning"],
+}
+
+
+def test_the_reply_schema_is_generated_from_the_model_and_equals_the_hand_written_one():
+    from arena.agents.parse import DecisionReply, reply_schema
+
+    assert reply_schema() == REPLY_SCHEMA == HAND_WRITTEN_SCHEMA
+    assert "$ref" not in json.dumps(REPLY_SCHEMA) and "title" not in json.dumps(REPLY_SCHEMA)
+    bet_schema = REPLY_SCHEMA["properties"]["actions"]["items"]["anyOf"][0]
+    assert set(bet_schema["properties"]) == set(DecisionReply.model_fields["actions"].annotation.__args__[0]
+                                                .__args__[0].model_fields)
+
+
+_KNOWN_KEYWORDS = {"type", "properties", "required", "items", "anyOf", "enum", "minimum", "maximum",
+                   "exclusiveMinimum", "additionalProperties", "description"}
+
+
+def schema_problems(schema: dict, value: object, path: str = "") -> list[str]:
+    """A small JSON Schema check (the keywords the reply schema uses, no more): each problem as 'path: what'."""
+    assert set(schema) <= _KNOWN_KEYWORDS, set(schema) - _KNOWN_KEYWORDS  # never ignore a keyword silently
+    if "anyOf" in schema:
+        tries = [schema_problems(s, value, path) for s in schema["anyOf"]]
+        return [] if any(not t for t in tries) else min(tries, key=len)
+    kind = {"object": dict, "array": list, "string": str, "number": (int, float)}[schema["type"]]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        return [f"{path or '$'}: not of type {schema['type']}"]
+    out = []
+    if "enum" in schema and value not in schema["enum"]:
+        out.append(f"{path}: not one of {schema['enum']}")
+    if "minimum" in schema and value < schema["minimum"] or "maximum" in schema and value > schema["maximum"] \
+            or "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+        out.append(f"{path}: out of bounds")
+    if isinstance(value, dict):
+        out += [f"{path}.{k}: required" for k in schema.get("required", ()) if k not in value]
+        for k, v in value.items():
+            sub = schema.get("properties", {}).get(k, schema.get("additionalProperties"))
+            if isinstance(sub, dict):
+                out += schema_problems(sub, v, f"{path}.{k}")
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            out += schema_problems(schema["items"], v, f"{path}[{i}]")
+    return out
+
+
+def test_the_generated_schema_accepts_a_good_reply_and_names_the_path_of_a_bad_one():
+    good = json.loads(reply(bet(), sell()))
+    assert schema_problems(REPLY_SCHEMA, good) == []
+    bad = json.loads(reply(bet(), bet(probability=1.5), forecasts={"pm:1": 0.6, "pm:2": -0.2}))
+    assert schema_problems(REPLY_SCHEMA, bad) == [".actions[1].probability: out of bounds",
+                                                   ".forecasts.pm:2: out of bounds"]
+    no_reasoning = {"actions": [{"type": "SELL", "market_id": "pm:2", "side": "NO"}], "forecasts": {}}
+    assert sorted(schema_problems(REPLY_SCHEMA, no_reasoning)) == [".actions[0].fraction: required",
+                                                                   ".reasoning: required"]
+    # the model the schema comes from refuses the same reply, naming the same places
+    from pydantic import ValidationError
+
+    from arena.agents.parse import DecisionReply
+
+    assert DecisionReply.model_validate(good).actions[1].fraction == Decimal("0.5")
+    with pytest.raises(ValidationError) as info:
+        DecisionReply.model_validate(bad)
+    places = {e["loc"] for e in info.value.errors()}
+    assert ("actions", 1, "BetAction", "probability") in places and ("forecasts", "pm:2") in places
+
+
+def test_the_reader_reads_numbers_through_the_model_fields_leniently_and_exactly():
+    from arena.agents.parse import BetAction
+
+    action = BetAction.model_validate({"type": "BET", "market_id": "pm:1", "side": "YES", "amount": "$1,250.50",
+                                       "probability": "0.65"})
+    assert action.amount == Decimal("1250.50") and action.probability == Decimal("0.65")
+    # more digits than a float holds: read as a float it would be 50.0, the min bet; exactly, it is below it
+    text = reply(bet(amount="AMOUNT")).replace('"AMOUNT"', "49.999999999999999999")
+    assert "amount $49.99 is below the minimum bet of $50.00" in fails(text).message
+
+
 def test_extract_json_keeps_exact_decimals():
     found = extract_json('x {"actions": [{"amount": 0.1}]} y')
     assert found.obj == {"actions": [{"amount": Decimal("0.1")}]}
