@@ -9,12 +9,12 @@ inside a decoded value, a path suffix such as ``[0]``); pydantic's own errors ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Annotated, Any, NoReturn, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PlainValidator, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainValidator, TypeAdapter, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from arena.errors import ParseError
@@ -28,7 +28,8 @@ UNSUPPORTED = "unsupported_market"  # the error type that becomes UnsupportedMar
 class Payload(BaseModel):
     """Base of the venue payload models: strict (no coercion), unknown fields ignored, frozen."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, arbitrary_types_allowed=True,
+                              allow_inf_nan=False)
 
 
 def fail(message: str, at: str = "") -> NoReturn:
@@ -36,9 +37,16 @@ def fail(message: str, at: str = "") -> NoReturn:
     raise PydanticCustomError(ARENA, "{message}", {"message": message, "at": at})
 
 
-def unsupported(message: str, kind: str, sibling: str = "") -> NoReturn:
+def unsupported(message: str, kind: str, info: ValidationInfo, earlier: Sequence[str], sibling: str = "") -> NoReturn:
     """Reject a well-formed market the arena does not trade (becomes ``UnsupportedMarket``); `sibling` names the
-    field that says so when the check runs while validating another one."""
+    field that says so when the check runs while validating another one.
+
+    When every field declared `earlier` (the top-level fields before this one) is valid, this is the error the
+    payload gets, so it is raised at once as ``UnsupportedMarket`` (pydantic lets it through and stops): a skipped
+    market costs no validation of the rest. Otherwise the earlier error wins, as it would have when read first.
+    """
+    if len(info.data) == len(earlier):  # every earlier field validated (info.data holds only the valid ones)
+        raise UnsupportedMarket(message, field=sibling or str(info.field_name), kind=kind)
     raise PydanticCustomError(UNSUPPORTED, "{message}", {"message": message, "kind": kind, "sibling": sibling})
 
 
@@ -46,6 +54,8 @@ def unsupported(message: str, kind: str, sibling: str = "") -> NoReturn:
 _MESSAGES: dict[str, Callable[[Any], str]] = {
     "missing": lambda v: "missing",
     "bool_type": lambda v: f"expected a boolean, got {v!r}",
+    "float_type": lambda v: f"expected a number, got {v!r}",
+    "finite_number": lambda v: f"not finite: {v!r}",
     "string_type": lambda v: f"expected a string, got {type(v).__name__}",
     "list_type": lambda v: "expected an array",
     "model_type": lambda v: f"expected a JSON object, got {type(v).__name__}",
@@ -89,7 +99,7 @@ M = TypeVar("M", bound=BaseModel)
 def validate(model: type[M], raw: object, root: str) -> M:
     """`raw` validated as `model`, or ``ParseError`` naming the first bad field (`root` when `raw` itself is)."""
     try:
-        return model.model_validate(raw)
+        return model.__pydantic_validator__.validate_python(raw)  # model_validate without its Python frame
     except ValidationError as exc:
         raise to_parse_error(exc, root) from None
 
@@ -132,6 +142,10 @@ def _required_text(value: object) -> str:
 
 
 def _venue_id(value: object) -> str:
+    if value.__class__ is str:  # the common case first
+        text = value.strip()  # type: ignore[attr-defined]
+        if text:
+            return text
     if blank(value):
         fail("missing")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -140,7 +154,11 @@ def _venue_id(value: object) -> str:
 
 
 def _optional_id(value: object) -> str:
-    return "" if blank(value) else _venue_id(value)
+    if value is None:
+        return ""
+    if value.__class__ is str:
+        return value.strip()  # type: ignore[attr-defined]  # blank → ""
+    return _venue_id(value)
 
 
 def _price(value: object) -> Price:

@@ -307,7 +307,7 @@ def parse_manifold_market(raw: object, *, fetched_at: datetime) -> VenueMarket:
         is_resolved=is_resolved, raw_resolution=raw_res, resolution_probability=p_res,
         resolution_time=resolution_time, answers=answers, answers_sum_to_one=m.shouldAnswersSumToOne,
         created_at=m.createdTime, last_updated_at=updated_at, last_bet_at=m.lastBetTime,
-        unique_bettors=m.uniqueBettorCount, token=m.token or "MANA", creator_username=creator,
+        unique_bettors=None if m.uniqueBettorCount is None else int(m.uniqueBettorCount), token=m.token or "MANA", creator_username=creator,
     )
 
 

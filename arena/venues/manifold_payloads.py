@@ -26,21 +26,6 @@ SUPPORTED_TYPES = frozenset({BINARY_TYPE, MC_TYPE})
 # ----------------------------------------------------------------------------------------------- value checks
 
 
-def _number(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        fail(f"expected a number, got {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
-        fail(f"not finite: {value!r}")
-    return float(value)
-
-
-def _whole(value: object) -> int | None:
-    number = _number(value)
-    return None if number is None else int(number)
-
-
 def probability(value: object) -> Price | None:
     """A probability in [0, 1] (a JSON number), quantized to ppm; None when absent."""
     if value is None:
@@ -62,6 +47,11 @@ def _required_probability(value: object) -> Price:
 
 def from_ms_value(value: object) -> datetime | None:
     """Epoch milliseconds → aware UTC datetime; None when absent."""
+    if value.__class__ is int:  # the common case first
+        try:
+            return datetime.fromtimestamp(value / 1000, tz=timezone.utc)  # type: ignore[operator]
+        except (ValueError, OverflowError, OSError):
+            fail(f"not epoch milliseconds: {value!r}")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -99,7 +89,7 @@ def _answer_index(value: object) -> int:
     return value
 
 
-def _outcome_type(value: object) -> str:
+def _outcome_type(value: object, info: ValidationInfo) -> str:
     if value is None:
         fail("missing")
     if not isinstance(value, str):
@@ -107,7 +97,7 @@ def _outcome_type(value: object) -> str:
     if not value.strip():
         fail("empty")
     if value not in SUPPORTED_TYPES:
-        unsupported(f"{value} markets are not tradable in the arena", value)
+        unsupported(f"{value} markets are not tradable in the arena", value, info, _BEFORE["outcomeType"])
     return value
 
 
@@ -117,7 +107,8 @@ def _check_mechanism(info: ValidationInfo, outcome_type: str, mechanism_wanted: 
         return False
     mechanism = info.data.get("mechanism") or ""
     if mechanism and mechanism != mechanism_wanted:
-        unsupported(f"{what} mechanism {mechanism!r} is not supported", f"{outcome_type}/{mechanism}", "mechanism")
+        unsupported(f"{what} mechanism {mechanism!r} is not supported", f"{outcome_type}/{mechanism}", info,
+                    _BEFORE[str(info.field_name)], "mechanism")
     return True
 
 
@@ -148,7 +139,7 @@ def _answer_probs(value: object, handler: ValidatorFunctionWrapHandler) -> Any:
     return handler(value) if isinstance(value, Mapping) else None
 
 
-Number = Annotated[float | None, PlainValidator(_number)]  # a finite JSON number
+Number = float | None  # a finite JSON number (strict: no bool, no numeric string; NaN and ±inf refused)
 Probability = Annotated[Price | None, PlainValidator(probability)]
 EpochMs = Annotated[datetime | None, PlainValidator(from_ms_value)]
 
@@ -196,7 +187,11 @@ class ManifoldMarketPayload(Payload):
     volume: Number = None
     volume24Hours: Number = None
     totalLiquidity: Number = None
-    uniqueBettorCount: Annotated[int | None, PlainValidator(_whole)] = None
+    uniqueBettorCount: Number = None  # a count sent as a JSON number
+
+
+# the top-level fields declared before each one (see ``fields.unsupported``)
+_BEFORE = {name: tuple(ManifoldMarketPayload.model_fields)[:i] for i, name in enumerate(ManifoldMarketPayload.model_fields)}
 
 
 # ----------------------------------------------------------------------------------------------- bets

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from decimal import ROUND_FLOOR, Decimal
 from typing import Annotated, Any
 
+import orjson
 from pydantic import BeforeValidator, Field, PlainValidator, ValidationInfo
 
 from arena.money import MICRO, MoneyError, Price, parse_decimal_price
@@ -46,13 +47,21 @@ MAX_SHARES = Decimal(10) ** 15  # larger sizes are garbage, not liquidity
 def decode_array(value: object) -> list[Any] | None:
     """A Gamma "stringly" array: a JSON-encoded string (or, from ``/public-search?optimized=true``, a real list).
     Missing, null and "" → None."""
-    if blank(value):
+    if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            fail(f"not a JSON-encoded array: {value[:60]!r}")
+        if not value.strip():
+            return None
+        try:  # orjson is the fast path for the usual array of strings; json has the last word on the rest
+            decoded = orjson.loads(value)  # (it refuses NaN and lone surrogates, and makes big integers floats)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if decoded.__class__ is not list or any(item.__class__ is not str for item in decoded):
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                fail(f"not a JSON-encoded array: {value[:60]!r}")
+        value = decoded
     if not isinstance(value, list):
         fail(f"expected an array, got {type(value).__name__}")
     return value
@@ -65,13 +74,14 @@ def _str_items(items: list[Any]) -> list[str]:
     return [str(item) for item in items]
 
 
-def _outcome_labels(value: object) -> list[str]:
+def _outcome_labels(value: object, info: ValidationInfo) -> list[str]:
     items = decode_array(value)
     if items is None:
         fail("missing")
     labels = _str_items(items)
     if len(labels) != 2:
-        unsupported(f"{len(labels)} outcomes; only 2-outcome markets are supported", f"{len(labels)}-outcome")
+        unsupported(f"{len(labels)} outcomes; only 2-outcome markets are supported", f"{len(labels)}-outcome", info,
+                    ("id", "question"))
     return labels
 
 
@@ -250,10 +260,6 @@ def _not_null(value: object) -> object:
     return value
 
 
-def _any(value: object) -> Any:
-    return value
-
-
 def _int_or_none(value: object) -> int | None:
     """``taker_base_fee``: an int, anything else (absent, null, a string) is no fee figure."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -265,7 +271,7 @@ def _winner(value: object) -> bool:
     return bool(value)
 
 
-Raw = Annotated[Any, PlainValidator(_any)]  # kept as sent, interpreted by the parser (never an error)
+Raw = Any  # kept as sent, interpreted by the parser (never an error)
 StringlyLabels = Annotated[list[str], PlainValidator(_outcome_labels)]
 StringlyPrices = Annotated[tuple[Decimal, ...] | None, PlainValidator(_outcome_prices)]
 StringlyTokenIds = Annotated[tuple[str, ...], PlainValidator(_token_ids)]
