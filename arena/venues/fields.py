@@ -9,7 +9,7 @@ inside a decoded value, a path suffix such as ``[0]``); pydantic's own errors ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -246,17 +246,12 @@ def _nullable_list(value: object) -> list[Any]:
     return value
 
 
-def is_mapping(value: object) -> bool:
-    return isinstance(value, Mapping)
-
-
 # Field types. A strict ``str | None`` / ``bool | None`` is checked by pydantic-core itself (no Python call).
 Text = str | None  # a string field; None when absent or null (read it as ``x or ""``)
 Flag = bool | None  # a boolean field; None when absent or null
 RequiredText = Annotated[str, PlainValidator(_required_text)]  # missing, null or blank is an error
 VenueId = Annotated[str, PlainValidator(_venue_id)]  # a str or int id, stripped; missing or blank is an error
 OptionalId = Annotated[str, PlainValidator(_optional_id)]  # the same, "" when absent
-PriceValue = Annotated[Price, PlainValidator(_price)]  # a price string or number in [0, 1], quantized to ppm
 OptionalPrice = Annotated[Price | None, PlainValidator(_optional_price)]  # None when absent, null or ""
 RequiredPrice = Annotated[Price, PlainValidator(_required_price)]
 DecimalNumber = Annotated[float | None, PlainValidator(_decimal_number)]  # a number or numeric string
@@ -272,7 +267,6 @@ __all__ = [
     "OptionalId",
     "OptionalPrice",
     "Payload",
-    "PriceValue",
     "RequiredPrice",
     "RequiredText",
     "Text",

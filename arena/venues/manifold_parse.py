@@ -2,7 +2,9 @@
 
 Owns the mapping from Manifold's raw JSON to arena domain objects and Manifold's settlement rules.
 Imports no httpx and never reads the clock: ``fetched_at`` is always passed in. All Manifold times are epoch
-**milliseconds**; undefined fields are omitted (not null), so every optional field may be missing.
+**milliseconds**; undefined fields are omitted (not null), so every optional field may be missing. Shapes are
+checked first by the pydantic models of ``manifold_payloads``; a malformed payload raises ``ParseError`` naming
+the field path (``answers[2].probability``, ``bets[1].probAfter``).
 
 Market kinds
 ------------
@@ -46,7 +48,6 @@ from arena.venues import PricePoint, UnsupportedMarket
 from arena.venues.fields import nested, validate, validate_as
 from arena.venues.manifold_payloads import (
     BINARY_TYPE,
-    MC_TYPE,
     SUPPORTED_TYPES,
     BetPayload,
     ErrorBodyPayload,

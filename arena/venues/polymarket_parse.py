@@ -13,6 +13,9 @@ Conventions
 - ``Market.close_time`` = ``closedTime`` once closed, else the scheduled ``endDate``. Markets often trade past
   ``endDate``; we deliberately stop new paper bets there (the outcome may already be known).
 - Token ids, condition ids and Gamma ids stay ``str`` (token ids exceed 64 bits).
+- Shapes are checked first by the pydantic models of ``polymarket_payloads`` (stringly arrays, mixed ISO times,
+  numeric strings); a malformed payload raises ``ParseError`` naming the field path (``outcomePrices[1]``,
+  ``tokens[0].token_id``). This module maps the typed payloads to domain objects and applies the rules below.
 
 Resolution rules for a Gamma market (``gamma_resolution``), in order
 --------------------------------------------------------------------
@@ -50,7 +53,6 @@ from arena.money import MICRO, Price
 from arena.venues import PricePoint
 from arena.venues.fields import nested, parse_timestamp, validate
 from arena.venues.polymarket_payloads import (
-    MAX_SHARES,
     BookPayload,
     ClobMarketPayload,
     GammaEventPayload,

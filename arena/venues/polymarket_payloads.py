@@ -27,7 +27,6 @@ from arena.venues.fields import (
     OptionalId,
     OptionalPrice,
     Payload,
-    PriceValue,
     RequiredPrice,
     RequiredText,
     Text,
