@@ -14,7 +14,7 @@ from arena.errors import ParseError
 from arena.venues import UnsupportedMarket
 from arena.venues import manifold_parse as mp
 from arena.venues import polymarket_parse as pp
-from arena.venues.fields import field_path
+from arena.venues.fields import field_path, validate
 from arena.venues.polymarket_payloads import GammaMarketPayload, decode_array
 
 FETCHED = datetime(2026, 11, 1, tzinfo=timezone.utc)
@@ -121,12 +121,12 @@ def test_stringly_arrays_decode_like_json(text, expected):
 def test_big_integer_token_ids_stay_exact(sample):
     raw = copy.deepcopy(sample(ACTIVE))
     raw["clobTokenIds"] = "[123456789012345678901234567890, 98765432109876543210987654321]"
-    assert GammaMarketPayload.model_validate(raw).clobTokenIds == (
+    assert validate(GammaMarketPayload, raw, "market").clobTokenIds == (
         "123456789012345678901234567890", "98765432109876543210987654321")
 
 
 def test_payload_model_keeps_exact_decimals(sample):
-    m = GammaMarketPayload.model_validate(sample("polymarket/gamma_market_closed_resolved_early_no.json"))
+    m = validate(GammaMarketPayload, sample("polymarket/gamma_market_closed_resolved_early_no.json"), "market")
     assert all(isinstance(p, Decimal) for p in m.outcomePrices) and m.closed is True
 
 
