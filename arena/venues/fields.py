@@ -101,7 +101,10 @@ def validate(model: type[M], raw: object, root: str) -> M:
     try:
         return model.__pydantic_validator__.validate_python(raw)  # model_validate without its Python frame
     except ValidationError as exc:
-        raise to_parse_error(exc, root) from None
+        error = to_parse_error(exc, root)
+    except UnsupportedMarket as skip:  # raised at once by `unsupported`: drop the validators' frames
+        error = skip.with_traceback(None)
+    raise error  # outside the handler: a stored error keeps no ValidationError or frames alive
 
 
 def validate_as(adapter: TypeAdapter[Any], raw: object, root: str) -> Any:
@@ -109,7 +112,8 @@ def validate_as(adapter: TypeAdapter[Any], raw: object, root: str) -> Any:
     try:
         return adapter.validate_python(raw)
     except ValidationError as exc:
-        raise to_parse_error(exc, root) from None
+        error = to_parse_error(exc, root)
+    raise error
 
 
 def nested(exc: ParseError, prefix: str) -> ParseError:
