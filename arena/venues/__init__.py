@@ -8,7 +8,10 @@ Layout (fetch and parse are separate):
   hand the JSON to the pure parsers with the injected clock's ``now()`` as ``fetched_at``).
 - ``polymarket_parse.py`` / ``manifold_parse.py``: pure parsers from raw JSON to domain objects
   (``Market``, ``Quote``, ``Resolution``, ``OrderBook``) wrapped in a per-venue ``VenueMarket``. They tolerate
-  unknown and missing optional keys and raise ``ParseError`` naming the field on anything malformed.
+  unknown and missing optional keys and raise ``ParseError`` naming the field path on anything malformed.
+- ``polymarket_payloads.py`` / ``manifold_payloads.py``: the venues' JSON shapes as pydantic models (the
+  parsers validate with them first); ``fields.py``: the field types they share and ``ValidationError`` →
+  ``ParseError``.
 - ``replay.py``: a venue serving a JSON-lines snapshot on a simulated clock without look-ahead.
 
 This package file holds only what both parsers share: the ``UnsupportedMarket`` error, the ``PricePoint``

@@ -2,7 +2,9 @@
 
 Owns the mapping from Manifold's raw JSON to arena domain objects and Manifold's settlement rules.
 Imports no httpx and never reads the clock: ``fetched_at`` is always passed in. All Manifold times are epoch
-**milliseconds**; undefined fields are omitted (not null), so every optional field may be missing.
+**milliseconds**; undefined fields are omitted (not null), so every optional field may be missing. Shapes are
+checked first by the pydantic models of ``manifold_payloads``; a malformed payload raises ``ParseError`` naming
+the field path (``answers[2].probability``, ``bets[1].probAfter``).
 
 Market kinds
 ------------
@@ -37,17 +39,24 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from arena.domain.market import NO, YES, Market, MarketKind, MarketStatus, Quote, Resolution, ResolutionKind
-from arena.venues.fields import bool_field as _bool
-from arena.venues.fields import text_field as _str
 from arena.errors import ParseError
-from arena.money import MoneyError, Price
+from arena.money import Price
 from arena.venues import PricePoint, UnsupportedMarket
+from arena.venues.fields import nested, validate, validate_as
+from arena.venues.manifold_payloads import (
+    BINARY_TYPE,
+    SUPPORTED_TYPES,
+    BetPayload,
+    ErrorBodyPayload,
+    ManifoldMarketPayload,
+    MarketProbPayload,
+    from_ms_value,
+)
 
 VENUE = "manifold"
-BINARY_TYPE = "BINARY"
-MC_TYPE = "MULTIPLE_CHOICE"
-SUPPORTED_TYPES = frozenset({BINARY_TYPE, MC_TYPE})
 
 # pending reasons
 OPEN = "open"
@@ -69,63 +78,15 @@ def market_id(native_id: str) -> str:
 # ----------------------------------------------------------------------------------------------- field readers
 
 
-def _require_mapping(raw: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise ParseError(f"expected a JSON object, got {type(raw).__name__}", field=what)
-    return raw
-
-
-
-
-
-
-def _float(raw: Mapping[str, Any], key: str) -> float | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(f"expected a number, got {value!r}", field=key)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ParseError(f"not finite: {value!r}", field=key)
-    return float(value)
-
-
-def _int(raw: Mapping[str, Any], key: str) -> int | None:
-    value = _float(raw, key)
-    return None if value is None else int(value)
-
-
-def _prob(raw: Mapping[str, Any], key: str) -> Price | None:
-    """A probability in [0, 1] (a JSON number), quantized to ppm; None when absent."""
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ParseError(f"expected a probability, got {value!r}", field=key)
-    try:
-        return Price.of(value)
-    except MoneyError as exc:
-        raise ParseError(str(exc), field=key) from exc
-
-
 def from_ms(value: object, fld: str) -> datetime | None:
-    """Epoch milliseconds → aware UTC datetime; None when absent."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(f"expected epoch milliseconds, got {value!r}", field=fld)
+    """Epoch milliseconds → aware UTC datetime; None when absent. Raises ``ParseError`` naming `fld`."""
     try:
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-    except (ValueError, OverflowError, OSError) as exc:
-        raise ParseError(f"not epoch milliseconds: {value!r}", field=fld) from exc
+        return from_ms_value(value)
+    except ValueError as exc:  # PydanticCustomError
+        raise ParseError(str(exc), field=fld) from None
 
 
-def _nest(exc: ParseError, prefix: str) -> ParseError:
-    """The same error with its field put under ``prefix`` (``bets[3]`` + ``probAfter``)."""
-    message = str(exc.args[0]) if exc.args else "malformed"
-    if exc.field and message.startswith(exc.field + ": "):
-        message = message[len(exc.field) + 2:]
-    return ParseError(message, field=f"{prefix}.{exc.field}" if exc.field else prefix)
+_BETS = TypeAdapter(list[BetPayload])
 
 
 def _utc(when: datetime) -> datetime:
@@ -214,29 +175,6 @@ class VenueMarket:
     creator_username: str = ""
 
 
-def _parse_answer(raw: object, i: int) -> Answer:
-    a = _require_mapping(raw, f"answers[{i}]")
-    aid = a.get("id")
-    if isinstance(aid, bool) or not isinstance(aid, (str, int)) or not str(aid).strip():
-        raise ParseError(f"expected an answer id, got {aid!r}", field=f"answers[{i}].id")
-    text = a.get("text")
-    if not isinstance(text, str):
-        raise ParseError(f"expected a string, got {text!r}", field=f"answers[{i}].text")
-    index = a.get("index", i)
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise ParseError(f"expected an int, got {index!r}", field=f"answers[{i}].index")
-    try:
-        resolution = _str(a, "resolution")
-        return Answer(
-            id=str(aid), text=text, index=index, probability=_prob(a, "probability"),
-            resolution=resolution, resolution_probability=_prob(a, "resolutionProbability"),
-            resolution_time=from_ms(a.get("resolutionTime"), "resolutionTime"),
-            is_other=bool(_bool(a, "isOther")),
-        )
-    except ParseError as exc:
-        raise _nest(exc, f"answers[{i}]") from exc
-
-
 def _binary_resolution(mid: str, raw_res: str, p_res: Price | None,
                        at: datetime | None) -> tuple[Resolution | None, str]:
     if raw_res == "YES":
@@ -296,56 +234,37 @@ def parse_manifold_market(raw: object, *, fetched_at: datetime) -> VenueMarket:
     and ``ParseError`` naming the field for malformed payloads.
     """
     fetched_at = _utc(fetched_at)
-    m = _require_mapping(raw, "market")
-    native = m.get("id")
-    if isinstance(native, bool) or not isinstance(native, (str, int)) or not str(native).strip():
-        raise ParseError(f"expected a contract id, got {native!r}", field="id")
-    native = str(native)
+    m = validate(ManifoldMarketPayload, raw, "market")
+    native = m.id
     mid = market_id(native)
-    outcome_type = _str(m, "outcomeType", required=True)
-    if outcome_type not in SUPPORTED_TYPES:
-        raise UnsupportedMarket(f"{outcome_type} markets are not tradable in the arena", field="outcomeType",
-                                kind=outcome_type)
-    question = _str(m, "question", required=True)
-    mechanism = _str(m, "mechanism")
-    close_time = from_ms(m.get("closeTime"), "closeTime")
-    created_at = from_ms(m.get("createdTime"), "createdTime")
-    updated_at = from_ms(m.get("lastUpdatedTime"), "lastUpdatedTime")
-    last_bet = from_ms(m.get("lastBetTime"), "lastBetTime")
-    resolution_time = from_ms(m.get("resolutionTime"), "resolutionTime")
-    is_resolved = bool(_bool(m, "isResolved"))
-    raw_res = _str(m, "resolution")
-    p_res = _prob(m, "resolutionProbability")
+    outcome_type = m.outcomeType
+    mechanism = m.mechanism or ""
+    close_time = m.closeTime
+    updated_at = m.lastUpdatedTime
+    resolution_time = m.resolutionTime
+    is_resolved = bool(m.isResolved)
+    raw_res = m.resolution or ""
+    p_res = m.resolutionProbability
     observed_at = updated_at if updated_at is not None and updated_at <= fetched_at else fetched_at
 
     answers: tuple[Answer, ...] = ()
     quote: Quote | None = None
     skip = ""
     if outcome_type == BINARY_TYPE:
-        if mechanism and mechanism != "cpmm-1":
-            raise UnsupportedMarket(f"binary mechanism {mechanism!r} is not supported", field="mechanism",
-                                    kind=f"{outcome_type}/{mechanism}")
         kind = MarketKind.BINARY
         outcomes: tuple[str, ...] = (YES, NO)
         labels: tuple[str, ...] = ("Yes", "No")
-        prob = _prob(m, "probability")
-        if prob is not None:
-            quote = Quote(mid, {YES: prob}, observed_at=observed_at, fetched_at=fetched_at, source=VENUE)
+        if m.probability is not None:
+            quote = Quote(mid, {YES: m.probability}, observed_at=observed_at, fetched_at=fetched_at, source=VENUE)
         else:
             skip = "no_probability"
     else:
-        if mechanism and mechanism != "cpmm-multi-1":
-            raise UnsupportedMarket(f"multiple-choice mechanism {mechanism!r} is not supported",
-                                    field="mechanism", kind=f"{outcome_type}/{mechanism}")
         kind = MarketKind.MULTI
-        answers_raw = m.get("answers")
-        if answers_raw is not None:
-            if not isinstance(answers_raw, list):
-                raise ParseError("expected an array", field="answers")
-            parsed = [_parse_answer(a, i) for i, a in enumerate(answers_raw)]
-            answers = tuple(sorted(parsed, key=lambda a: a.index))
-            if len({a.id for a in answers}) != len(answers):
-                raise ParseError("duplicate answer ids", field="answers")
+        answers = tuple(Answer(
+            id=a.id, text=a.text, index=a.index if a.index is not None else 0, probability=a.probability,
+            resolution=a.resolution or "", resolution_probability=a.resolutionProbability,
+            resolution_time=a.resolutionTime, is_other=bool(a.isOther),
+        ) for a in m.answers)
         outcomes = tuple(a.id for a in answers)
         labels = tuple(a.text for a in answers)
         if not answers:
@@ -374,24 +293,22 @@ def parse_manifold_market(raw: object, *, fetched_at: datetime) -> VenueMarket:
     if status is not MarketStatus.OPEN:
         skip = "resolved" if is_resolved else "closed"
 
-    slug = _str(m, "slug")
-    creator = _str(m, "creatorUsername")
-    url = _str(m, "url") or (f"https://manifold.markets/{creator}/{slug}" if creator and slug else "")
-    token = _str(m, "token") or "MANA"
-    answers_sum = _bool(m, "shouldAnswersSumToOne")
+    slug = m.slug or ""
+    creator = m.creatorUsername or ""
+    url = m.url or (f"https://manifold.markets/{creator}/{slug}" if creator and slug else "")
 
     market = Market(
-        id=mid, venue=VENUE, question=question, kind=kind, outcomes=outcomes, outcome_labels=labels,
-        close_time=close_time, status=status, description=description_text(m), url=url,
-        volume=_float(m, "volume"), volume_24h=_float(m, "volume24Hours"), liquidity=_float(m, "totalLiquidity"),
+        id=mid, venue=VENUE, question=m.question, kind=kind, outcomes=outcomes, outcome_labels=labels,
+        close_time=close_time, status=status, description=description_text(raw), url=url,
+        volume=m.volume, volume_24h=m.volume24Hours, liquidity=m.totalLiquidity,
     )
     return VenueMarket(
         market=market, quote=quote, resolution=resolution, pending_reason=pending, tradable=not skip,
         skip_reason=skip, native_id=native, slug=slug, outcome_type=outcome_type, mechanism=mechanism,
         is_resolved=is_resolved, raw_resolution=raw_res, resolution_probability=p_res,
-        resolution_time=resolution_time, answers=answers, answers_sum_to_one=answers_sum, created_at=created_at,
-        last_updated_at=updated_at, last_bet_at=last_bet, unique_bettors=_int(m, "uniqueBettorCount"), token=token,
-        creator_username=creator,
+        resolution_time=resolution_time, answers=answers, answers_sum_to_one=m.shouldAnswersSumToOne,
+        created_at=m.createdTime, last_updated_at=updated_at, last_bet_at=m.lastBetTime,
+        unique_bettors=None if m.uniqueBettorCount is None else int(m.uniqueBettorCount), token=m.token or "MANA", creator_username=creator,
     )
 
 
@@ -431,33 +348,29 @@ def parse_manifold_markets(raw: object, *, fetched_at: datetime) -> MarketsPage:
 
 def parse_market_prob(raw: object) -> Price | dict[str, Price]:
     """``/v0/market/{id}/prob`` → ``{"prob": p}`` (binary) or ``{"answerProbs": {answerId: p}}`` (multi)."""
-    m = _require_mapping(raw, "prob")
-    if "prob" in m:
-        prob = _prob(m, "prob")
-        if prob is None:
+    m = validate(MarketProbPayload, raw, "prob")
+    if "prob" in raw:  # type: ignore[operator]  # validated: an object
+        if m.prob is None:
             raise ParseError("null", field="prob")
-        return prob
-    answer_probs = m.get("answerProbs")
-    if isinstance(answer_probs, Mapping):
-        out = {}
-        for aid, p in answer_probs.items():
-            value = _prob({"p": p}, "p")
-            if value is None:
-                raise ParseError("null", field=f"answerProbs.{aid}")
-            out[str(aid)] = value
-        return out
-    raise ParseError("neither prob nor answerProbs", field="prob")
+        return m.prob
+    if m.answerProbs is None:
+        raise ParseError("neither prob nor answerProbs", field="prob")
+    for aid, p in m.answerProbs.items():
+        if p is None:
+            raise ParseError("null", field=f"answerProbs.{aid}")
+    return dict(m.answerProbs)  # type: ignore[arg-type]  # no None left
 
 
 def parse_market_probs(raw: object) -> dict[str, Price | dict[str, Price]]:
     """``/v0/market-probs?ids=…`` → {contract id: prob or {answer id: prob}}."""
-    m = _require_mapping(raw, "market_probs")
+    if not isinstance(raw, Mapping):
+        raise ParseError(f"expected a JSON object, got {type(raw).__name__}", field="market_probs")
     out: dict[str, Price | dict[str, Price]] = {}
-    for cid, body in m.items():
+    for cid, body in raw.items():
         try:
             out[str(cid)] = parse_market_prob(body)
         except ParseError as exc:
-            raise _nest(exc, str(cid)) from exc
+            raise nested(exc, str(cid)) from exc
     return out
 
 
@@ -490,36 +403,28 @@ class Bet:
         return not self.is_redemption and not self.is_cancelled and self.is_filled is not False
 
 
+def _bet(b: BetPayload) -> Bet:
+    return Bet(
+        id=b.id, contract_id=b.contractId or "", answer_id=b.answerId or "", created_at=b.createdTime,
+        amount=0.0 if b.amount is None else b.amount, outcome=b.outcome or "", prob_before=b.probBefore,
+        prob_after=b.probAfter, is_filled=b.isFilled, is_cancelled=bool(b.isCancelled),
+        is_redemption=bool(b.isRedemption), limit_prob=b.limitProb,
+    )
+
+
 def parse_bet(raw: object, i: int = 0) -> Bet:
-    b = _require_mapping(raw, f"bets[{i}]")
+    """One bet; errors are named under ``bets[i]``."""
     try:
-        bid = b.get("id", b.get("betId"))
-        if isinstance(bid, bool) or not isinstance(bid, (str, int)) or not str(bid).strip():
-            raise ParseError(f"expected a bet id, got {bid!r}", field="id")
-        created = from_ms(b.get("createdTime"), "createdTime")
-        if created is None:
-            raise ParseError("missing", field="createdTime")
-        before, after = _prob(b, "probBefore"), _prob(b, "probAfter")
-        if before is None:
-            raise ParseError("missing", field="probBefore")
-        if after is None:
-            raise ParseError("missing", field="probAfter")
-        amount = _float(b, "amount")
-        return Bet(
-            id=str(bid), contract_id=_str(b, "contractId"), answer_id=_str(b, "answerId"), created_at=created,
-            amount=0.0 if amount is None else amount, outcome=_str(b, "outcome"), prob_before=before,
-            prob_after=after, is_filled=_bool(b, "isFilled"), is_cancelled=bool(_bool(b, "isCancelled")),
-            is_redemption=bool(_bool(b, "isRedemption")), limit_prob=_prob(b, "limitProb"),
-        )
+        return _bet(validate(BetPayload, raw, ""))
     except ParseError as exc:
-        raise _nest(exc, f"bets[{i}]") from exc
+        raise nested(exc, f"bets[{i}]") from None
 
 
 def parse_bets(raw: object) -> list[Bet]:
     """A ``/v0/bets`` page (JSON array) in the order received."""
     if not isinstance(raw, list):
         raise ParseError("expected an array of bets", field="bets")
-    return [parse_bet(row, i) for i, row in enumerate(raw)]
+    return [_bet(b) for b in validate_as(_BETS, raw, "bets")]
 
 
 def probability_history(bets: Iterable[Bet] | object, *, answer_id: str | None = None,
@@ -555,12 +460,11 @@ def probability_history(bets: Iterable[Bet] | object, *, answer_id: str | None =
 
 def parse_error_message(raw: object) -> str:
     """The ``message`` of a Manifold error body, with validation ``details`` appended."""
-    m = _require_mapping(raw, "error")
-    message = _str(m, "message", required=True)
-    details = m.get("details")
-    if isinstance(details, list):
+    m = validate(ErrorBodyPayload, raw, "error")
+    message = m.message
+    if isinstance(m.details, list):
         extra = "; ".join(
-            f"{d.get('field') or '(query)'}: {d.get('error')}" for d in details if isinstance(d, Mapping))
+            f"{d.get('field') or '(query)'}: {d.get('error')}" for d in m.details if isinstance(d, Mapping))
         if extra:
             message = f"{message} {extra}"
     return message

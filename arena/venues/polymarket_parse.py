@@ -13,6 +13,9 @@ Conventions
 - ``Market.close_time`` = ``closedTime`` once closed, else the scheduled ``endDate``. Markets often trade past
   ``endDate``; we deliberately stop new paper bets there (the outcome may already be known).
 - Token ids, condition ids and Gamma ids stay ``str`` (token ids exceed 64 bits).
+- Shapes are checked first by the pydantic models of ``polymarket_payloads`` (stringly arrays, mixed ISO times,
+  numeric strings); a malformed payload raises ``ParseError`` naming the field path (``outcomePrices[1]``,
+  ``tokens[0].token_id``). This module maps the typed payloads to domain objects and applies the rules below.
 
 Resolution rules for a Gamma market (``gamma_resolution``), in order
 --------------------------------------------------------------------
@@ -37,26 +40,34 @@ Resolution rules for a Gamma market (``gamma_resolution``), in order
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from decimal import ROUND_FLOOR, Decimal
+from decimal import Decimal
 from types import MappingProxyType
-from typing import Any
 
 from arena.domain.book import OrderBook
 from arena.domain.market import NO, YES, Market, MarketKind, MarketStatus, Quote, Resolution
-from arena.venues.fields import bool_field as _bool
-from arena.venues.fields import text_field as _text
 from arena.errors import ParseError
-from arena.money import MICRO, MoneyError, Price, parse_decimal_price
-from arena.venues import PricePoint, UnsupportedMarket
+from arena.money import MICRO, Price
+from arena.venues import PricePoint
+from arena.venues.fields import nested, parse_timestamp, validate
+from arena.venues.polymarket_payloads import (
+    BookPayload,
+    ClobMarketPayload,
+    GammaEventPayload,
+    GammaMarketPayload,
+    KeysetPagePayload,
+    MarketResolvedPayload,
+    MidpointPayload,
+    PricePayload,
+    PricesHistoryPayload,
+    SpreadPayload,
+)
 
 VENUE = "polymarket"
 OUTCOMES = (YES, NO)
 HALF = Decimal("0.5")
-MAX_SHARES = Decimal(10) ** 15  # larger sizes are garbage, not liquidity
 
 # pending reasons
 OPEN = "open"
@@ -83,159 +94,7 @@ def event_group_id(event_id: str) -> str:
     return f"{VENUE}:event:{event_id}"
 
 
-# ----------------------------------------------------------------------------------------------- field readers
-
-
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, str) and value.strip() == "")
-
-
-def _get(raw: Mapping[str, Any], key: str) -> Any:
-    return raw.get(key)
-
-
-def _require_mapping(raw: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise ParseError(f"expected a JSON object, got {type(raw).__name__}", field=what)
-    return raw
-
-
-def _id(raw: Mapping[str, Any], key: str, *, required: bool = True) -> str:
-    value = raw.get(key)
-    if _missing(value):
-        if required:
-            raise ParseError("missing", field=key)
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ParseError(f"expected a string id, got {type(value).__name__}", field=key)
-    return str(value).strip()
-
-
-
-
-
-
-def _number(raw: Mapping[str, Any], key: str) -> float | None:
-    """A number or numeric string (Gamma sends ``volume`` as a string, ``volumeNum`` as a number)."""
-    value = raw.get(key)
-    if _missing(value):
-        return None
-    try:
-        d = parse_decimal_price(value)
-    except MoneyError as exc:
-        raise ParseError(str(exc), field=key) from exc
-    return float(d)
-
-
-def _price_value(value: object, fld: str) -> Price:
-    try:
-        return Price.of(value)
-    except MoneyError as exc:
-        raise ParseError(str(exc), field=fld) from exc
-
-
-def _opt_price(raw: Mapping[str, Any], key: str) -> Price | None:
-    value = raw.get(key)
-    if _missing(value):
-        return None
-    return _price_value(value, key)
-
-
-def _exact(value: object, fld: str) -> Decimal:
-    try:
-        d = parse_decimal_price(value)
-    except MoneyError as exc:
-        raise ParseError(str(exc), field=fld) from exc
-    if not Decimal(0) <= d <= Decimal(1):
-        raise ParseError(f"price outside [0, 1]: {value!r}", field=fld)
-    return d
-
-
-def decode_array(raw: Mapping[str, Any], key: str) -> list[Any] | None:
-    """A Gamma "stringly" array: a JSON-encoded string (or, from ``/public-search?optimized=true``, a real list).
-
-    Missing, null and "" → None. Anything that does not decode to a list → ``ParseError`` naming ``key``.
-    """
-    value = raw.get(key)
-    if _missing(value):
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise ParseError(f"not a JSON-encoded array: {value[:60]!r}", field=key) from exc
-    if not isinstance(value, list):
-        raise ParseError(f"expected an array, got {type(value).__name__}", field=key)
-    return value
-
-
-def _str_items(items: list[Any], key: str) -> list[str]:
-    out = []
-    for i, item in enumerate(items):
-        if isinstance(item, bool) or not isinstance(item, (str, int)):
-            raise ParseError(f"item {i} is not a string: {item!r}", field=key)
-        out.append(str(item))
-    return out
-
-
-def parse_timestamp(value: object, fld: str) -> datetime | None:
-    """An aware UTC datetime from Gamma's mixed ISO formats; None for null/"".
-
-    Accepts ``…Z``, fractional seconds of any length, a space separator with a short offset
-    (``2025-03-28 04:34:20+00``), ``+00:00:00`` offsets and date-only strings (midnight UTC). A naive value
-    is taken to be UTC.
-    """
-    if _missing(value):
-        return None
-    if not isinstance(value, str):
-        raise ParseError(f"expected an ISO-8601 string, got {type(value).__name__}", field=fld)
-    text = value.strip()
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        normalized = text.replace(" ", "T", 1)
-        if normalized.endswith("Z"):
-            normalized = normalized[:-1] + "+00:00"
-        if len(normalized) >= 3 and normalized[-3] in "+-" and normalized[-2:].isdigit():
-            normalized += ":00"
-        try:
-            dt = datetime.fromisoformat(normalized)
-        except ValueError as exc:
-            raise ParseError(f"not an ISO-8601 timestamp: {value!r}", field=fld) from exc
-    if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    try:
-        return dt.astimezone(timezone.utc)
-    except OverflowError as exc:
-        raise ParseError(f"timestamp out of range: {value!r}", field=fld) from exc
-
-
-def _epoch_ms(value: object, fld: str) -> datetime | None:
-    if _missing(value):
-        return None
-    if isinstance(value, bool):
-        raise ParseError("expected epoch milliseconds", field=fld)
-    try:
-        ms = int(Decimal(str(value).strip()))
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (ArithmeticError, ValueError, OverflowError, OSError) as exc:
-        raise ParseError(f"not epoch milliseconds: {value!r}", field=fld) from exc
-
-
-def _micro_shares(value: object, fld: str) -> int:
-    """Share sizes ("192.3") → micro-shares, floored (understating depth never creates money)."""
-    try:
-        d = parse_decimal_price(value)
-    except MoneyError as exc:
-        raise ParseError(str(exc), field=fld) from exc
-    if d < 0:
-        raise ParseError(f"negative size {value!r}", field=fld)
-    if d > MAX_SHARES:
-        raise ParseError(f"size out of range: {value!r}", field=fld)
-    try:
-        return int((d * MICRO).to_integral_value(rounding=ROUND_FLOOR))
-    except ArithmeticError as exc:
-        raise ParseError(f"size out of range: {value!r}", field=fld) from exc
+# ----------------------------------------------------------------------------------------------- helpers
 
 
 def _clamp(observed: datetime | None, fetched_at: datetime) -> datetime:
@@ -323,36 +182,13 @@ class ClobMarket:
 
 def parse_clob_market(raw: object) -> ClobMarket:
     """Parse CLOB ``GET /markets/{condition_id}`` (prices are JSON numbers here)."""
-    m = _require_mapping(raw, "clob_market")
-    tokens_raw = m.get("tokens")
-    if tokens_raw is None:
-        tokens_raw = []
-    if not isinstance(tokens_raw, list):
-        raise ParseError("expected an array", field="tokens")
-    tokens = []
-    for i, t in enumerate(tokens_raw):
-        t = _require_mapping(t, f"tokens[{i}]")
-        winner = t.get("winner")
-        if winner is not None and not isinstance(winner, bool):
-            raise ParseError(f"expected a boolean, got {winner!r}", field=f"tokens[{i}].winner")
-        tokens.append(ClobToken(
-            token_id=_id(t, "token_id"),
-            outcome=_text(t, "outcome"),
-            price=_opt_price(t, "price"),
-            winner=bool(winner),
-        ))
-    fee = m.get("taker_base_fee")
+    m = validate(ClobMarketPayload, raw, "clob_market")
     return ClobMarket(
-        condition_id=_id(m, "condition_id"),
-        question_id=_id(m, "question_id", required=False),
-        closed=bool(_bool(m, "closed")),
-        active=_bool(m, "active"),
-        accepting_orders=_bool(m, "accepting_orders"),
-        is_50_50_outcome=_bool(m, "is_50_50_outcome"),
-        neg_risk=bool(_bool(m, "neg_risk")),
-        tokens=tuple(tokens),
-        end_date=parse_timestamp(m.get("end_date_iso"), "end_date_iso"),
-        taker_base_fee=fee if isinstance(fee, int) and not isinstance(fee, bool) else None,
+        condition_id=m.condition_id, question_id=m.question_id, closed=bool(m.closed), active=m.active,
+        accepting_orders=m.accepting_orders, is_50_50_outcome=m.is_50_50_outcome, neg_risk=bool(m.neg_risk),
+        tokens=tuple(ClobToken(token_id=t.token_id, outcome=t.outcome or "", price=t.price, winner=t.winner)
+                     for t in m.tokens),
+        end_date=m.end_date_iso, taker_base_fee=m.taker_base_fee,
     )
 
 
@@ -447,19 +283,6 @@ def gamma_resolution(arena_market_id: str, *, closed: bool, prices: Sequence[Dec
     return None, CLOSED_UNDECIDED
 
 
-def _fee_rate(m: Mapping[str, Any]) -> Decimal | None:
-    if not _bool(m, "feesEnabled"):
-        return None
-    schedule = m.get("feeSchedule")
-    if schedule is None:
-        return None
-    schedule = _require_mapping(schedule, "feeSchedule")
-    rate = schedule.get("rate")
-    if _missing(rate):
-        return None
-    return _exact(rate, "feeSchedule.rate")
-
-
 def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | None = None,
                        group_id: str | None = None) -> VenueMarket:
     """Parse one Gamma Market object (from ``/markets``, ``/markets/{id}``, keyset pages or an event).
@@ -470,70 +293,32 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
     ``UnsupportedMarket`` for a market whose outcome count is not 2.
     """
     fetched_at = _utc(fetched_at)
-    m = _require_mapping(raw, "market")
-    native = _id(m, "id")
+    m = validate(GammaMarketPayload, raw, "market")
+    native = m.id
     mid = market_id(native)
-    question = _text(m, "question", required=True)
-
-    labels_raw = decode_array(m, "outcomes")
-    if labels_raw is None:
-        raise ParseError("missing", field="outcomes")
-    labels = _str_items(labels_raw, "outcomes")
-    if len(labels) != 2:
-        raise UnsupportedMarket(f"{len(labels)} outcomes; only 2-outcome markets are supported",
-                                field="outcomes", kind=f"{len(labels)}-outcome")
-
-    prices_raw = decode_array(m, "outcomePrices")
-    prices: tuple[Decimal, ...] | None = None
-    if prices_raw is not None:
-        if len(prices_raw) != len(labels):
-            raise ParseError(f"{len(prices_raw)} prices for {len(labels)} outcomes", field="outcomePrices")
-        prices = tuple(_exact(p, f"outcomePrices[{i}]") for i, p in enumerate(prices_raw))
-
-    tokens_raw = decode_array(m, "clobTokenIds")
-    token_list: list[str] = []
-    if tokens_raw is not None:
-        token_list = _str_items(tokens_raw, "clobTokenIds")
-        if len(token_list) != len(labels):
-            raise ParseError(f"{len(token_list)} token ids for {len(labels)} outcomes", field="clobTokenIds")
-        if any(not t.strip() for t in token_list):
-            raise ParseError("empty token id", field="clobTokenIds")
-
-    statuses_raw = decode_array(m, "umaResolutionStatuses")
-    statuses = tuple(_str_items(statuses_raw, "umaResolutionStatuses")) if statuses_raw is not None else ()
-    uma_status = _text(m, "umaResolutionStatus")
-
-    closed = bool(_bool(m, "closed"))
-    active_flag = _bool(m, "active")
-    active = True if active_flag is None else active_flag
-    archived = bool(_bool(m, "archived"))
-    accepting = _bool(m, "acceptingOrders")
-    enable_book = _bool(m, "enableOrderBook")
-    fpmm_live = bool(_bool(m, "fpmmLive"))
-    mm_address = _text(m, "marketMakerAddress")
-    legacy = bool(mm_address.strip()) or fpmm_live or not enable_book
-
-    end_date = parse_timestamp(m.get("endDate"), "endDate")
-    closed_time = parse_timestamp(m.get("closedTime"), "closedTime")
-    updated_at = parse_timestamp(m.get("updatedAt"), "updatedAt")
-    uma_end = parse_timestamp(m.get("umaEndDate"), "umaEndDate")
-
-    event_id = ""
-    events = m.get("events")
-    if events is not None:
-        if not isinstance(events, list):
-            raise ParseError("expected an array", field="events")
-        if events:
-            event_id = _id(_require_mapping(events[0], "events[0]"), "id", required=False)
+    labels = m.outcomes
+    prices = m.outcomePrices
+    token_list = m.clobTokenIds
+    statuses = m.umaResolutionStatuses
+    uma_status = m.umaResolutionStatus or ""
+    closed = bool(m.closed)
+    active = True if m.active is None else m.active
+    archived = bool(m.archived)
+    accepting = m.acceptingOrders
+    enable_book = m.enableOrderBook
+    legacy = bool((m.marketMakerAddress or "").strip()) or bool(m.fpmmLive) or not enable_book
+    end_date, closed_time, updated_at = m.endDate, m.closedTime, m.updatedAt
+    event_id = m.event_id
+    neg_risk = bool(m.negRisk)
     if group_id is None:
         # Only a neg-risk event is an exclusive group (exactly one member resolves YES); the members of any
         # other event are independent binaries (date ladders, price thresholds) and must not be checked for
         # Σ P = 1, so they get no group.
-        group_id = event_group_id(event_id) if event_id and _bool(m, "negRisk") else ""
+        group_id = event_group_id(event_id) if event_id and neg_risk else ""
 
     resolution, pending = gamma_resolution(
         mid, closed=closed, prices=prices, uma_status=uma_status, uma_statuses=statuses, legacy_amm=legacy,
-        resolved_at=uma_end or closed_time or updated_at, clob=clob, token_ids=token_list, labels=labels)
+        resolved_at=m.umaEndDate or closed_time or updated_at, clob=clob, token_ids=token_list, labels=labels)
 
     if resolution is not None:
         status = MarketStatus.RESOLVED
@@ -542,31 +327,25 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
     else:
         status = MarketStatus.OPEN
 
-    volume = _number(m, "volumeNum")
-    if volume is None:
-        volume = _number(m, "volume")
-    liquidity = _number(m, "liquidityNum")
-    if liquidity is None:
-        liquidity = _number(m, "liquidity")
-    slug = _text(m, "slug")
-    category = m.get("category")
-
+    volume = m.volumeNum if m.volumeNum is not None else m.volume
+    liquidity = m.liquidityNum if m.liquidityNum is not None else m.liquidity
+    slug = m.slug or ""
     market = Market(
-        id=mid, venue=VENUE, question=question, kind=MarketKind.BINARY, outcomes=OUTCOMES,
+        id=mid, venue=VENUE, question=m.question, kind=MarketKind.BINARY, outcomes=OUTCOMES,
         outcome_labels=(labels[0], labels[1]),
         close_time=(closed_time or end_date) if closed else end_date,
-        status=status, description=_text(m, "description"),
+        status=status, description=m.description or "",
         url=f"https://polymarket.com/market/{slug}" if slug else "",
-        category=category if isinstance(category, str) else "", group_id=group_id,
-        volume=volume, volume_24h=_number(m, "volume24hr"), liquidity=liquidity,
+        category=m.category if isinstance(m.category, str) else "", group_id=group_id,
+        volume=volume, volume_24h=m.volume24hr, liquidity=liquidity,
     )
 
     quote = None
     if prices is not None:
         quote = Quote(
-            market_id=mid, prices={YES: _price_value(prices[0], "outcomePrices[0]")},
+            market_id=mid, prices={YES: Price.of(prices[0])},
             observed_at=_clamp(updated_at, fetched_at), fetched_at=fetched_at,
-            bid=_opt_price(m, "bestBid"), ask=_opt_price(m, "bestAsk"), source="gamma",
+            bid=m.bestBid, ask=m.bestAsk, source="gamma",
         )
 
     if closed:
@@ -577,7 +356,7 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
         skip = "inactive"
     elif prices is None:
         skip = "no_prices"
-    elif m.get("marketType") == "scalar":
+    elif m.marketType == "scalar":
         skip = "scalar"  # Long/Short legacy scalar markets pay by a range, not 1/0
     elif legacy:
         skip = "legacy_amm"
@@ -592,14 +371,13 @@ def parse_gamma_market(raw: object, *, fetched_at: datetime, clob: ClobMarket | 
 
     return VenueMarket(
         market=market, quote=quote, resolution=resolution, pending_reason=pending, tradable=not skip,
-        skip_reason=skip, native_id=native, condition_id=_id(m, "conditionId", required=False),
-        question_id=_id(m, "questionID", required=False), slug=slug,
+        skip_reason=skip, native_id=native, condition_id=m.conditionId, question_id=m.questionID, slug=slug,
         token_ids=dict(zip(OUTCOMES, token_list)), outcome_prices=prices or (), closed=closed, active=active,
         archived=archived, accepting_orders=accepting, enable_order_book=enable_book, legacy_amm=legacy,
-        neg_risk=bool(_bool(m, "negRisk")), neg_risk_market_id=_id(m, "negRiskMarketID", required=False),
-        neg_risk_other=bool(_bool(m, "negRiskOther")), group_item_title=_text(m, "groupItemTitle").strip(),
-        event_id=event_id, uma_resolution_status=uma_status, uma_resolution_statuses=statuses,
-        end_date=end_date, closed_time=closed_time, updated_at=updated_at, fee_rate=_fee_rate(m),
+        neg_risk=neg_risk, neg_risk_market_id=m.negRiskMarketID, neg_risk_other=bool(m.negRiskOther),
+        group_item_title=(m.groupItemTitle or "").strip(), event_id=event_id, uma_resolution_status=uma_status,
+        uma_resolution_statuses=statuses, end_date=end_date, closed_time=closed_time, updated_at=updated_at,
+        fee_rate=m.fee_rate,
     )
 
 
@@ -617,9 +395,13 @@ def parse_gamma_markets(raw: object, *, fetched_at: datetime) -> tuple[list[Venu
         try:
             parsed.append(parse_gamma_market(row, fetched_at=fetched_at))
         except ParseError as exc:
-            key = str(row.get("id")) if isinstance(row, Mapping) and row.get("id") is not None else f"#{i}"
-            rejected.append((key, exc))
+            rejected.append((_row_key(row, i), exc))
     return parsed, rejected
+
+
+def _row_key(row: object, i: int) -> str:
+    """How a rejected row is named: its id when it has one, else ``#index``."""
+    return str(row.get("id")) if isinstance(row, Mapping) and row.get("id") is not None else f"#{i}"
 
 
 # ----------------------------------------------------------------------------------------------- Gamma event
@@ -651,48 +433,43 @@ class GammaEvent:
 
 def parse_gamma_event(raw: object, *, fetched_at: datetime) -> GammaEvent:
     """Parse one Gamma Event with its ``markets[]`` (each member becomes its own binary ``VenueMarket``)."""
-    e = _require_mapping(raw, "event")
-    event_id = _id(e, "id")
-    neg_risk = bool(_bool(e, "negRisk"))  # only then are the members one exclusive group (Market.group_id)
-    members = e.get("markets")
-    if members is None:
-        members = []  # include_markets=false drops the key
-    if not isinstance(members, list):
-        raise ParseError("expected an array", field="markets")
+    e = validate(GammaEventPayload, raw, "event")
+    neg_risk = bool(e.negRisk)  # only then are the members one exclusive group (Market.group_id)
     parsed: list[VenueMarket] = []
     rejected: list[tuple[str, ParseError]] = []
-    for i, member in enumerate(members):
+    for i, member in enumerate(e.markets):
         try:
             parsed.append(parse_gamma_market(member, fetched_at=fetched_at,
-                                             group_id=event_group_id(event_id) if neg_risk else ""))
+                                             group_id=event_group_id(e.id) if neg_risk else ""))
         except ParseError as exc:
-            key = str(member.get("id")) if isinstance(member, Mapping) and member.get("id") is not None else f"#{i}"
-            rejected.append((key, exc))
+            rejected.append((_row_key(member, i), exc))
     return GammaEvent(
-        id=event_id, slug=_text(e, "slug"), title=_text(e, "title"), neg_risk=neg_risk,
-        neg_risk_augmented=bool(_bool(e, "negRiskAugmented")), active=_bool(e, "active"),
-        closed=bool(_bool(e, "closed")), end_date=parse_timestamp(e.get("endDate"), "endDate"),
+        id=e.id, slug=e.slug or "", title=e.title or "", neg_risk=neg_risk,
+        neg_risk_augmented=bool(e.negRiskAugmented), active=e.active, closed=bool(e.closed), end_date=e.endDate,
         markets=tuple(parsed), rejected=tuple(rejected),
     )
 
 
 def parse_gamma_events(raw: object, *, fetched_at: datetime) -> list[GammaEvent]:
-    """Parse a ``/events`` page (array) or a keyset page (``{"events": [...]}``)."""
+    """Parse a ``/events`` page (array) or a keyset page (``{"events": [...]}``); a malformed event fails the
+    page with the error under its index (``events[2].id``)."""
     rows = raw.get("events") if isinstance(raw, Mapping) else raw
     if not isinstance(rows, list):
         raise ParseError("expected an array of events", field="events")
-    return [parse_gamma_event(row, fetched_at=fetched_at) for row in rows]
+    events = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ParseError(f"expected a JSON object, got {type(row).__name__}", field=f"events[{i}]")
+        try:
+            events.append(parse_gamma_event(row, fetched_at=fetched_at))
+        except ParseError as exc:
+            raise nested(exc, f"events[{i}]") from None
+    return events
 
 
 def parse_keyset_cursor(raw: object) -> str | None:
     """``next_cursor`` of a keyset page; None (or "") means the last page."""
-    page = _require_mapping(raw, "keyset_page")
-    cursor = page.get("next_cursor")
-    if _missing(cursor):
-        return None
-    if not isinstance(cursor, str):
-        raise ParseError(f"expected a string cursor, got {type(cursor).__name__}", field="next_cursor")
-    return cursor
+    return validate(KeysetPagePayload, raw, "keyset_page").next_cursor
 
 
 # ----------------------------------------------------------------------------------------------- CLOB quotes
@@ -702,34 +479,14 @@ def parse_book(raw: object, *, fetched_at: datetime | None = None) -> OrderBook:
     """Parse ``GET /book``. Levels arrive worst-first (bids ascending, asks descending); ``OrderBook.of`` sorts
     them best-first. Sizes become micro-shares (floored). ``observed_at`` = the book's ``timestamp`` (ms) when
     present (clamped to ``fetched_at``), else ``fetched_at``."""
-    b = _require_mapping(raw, "book")
-    sides: dict[str, list[tuple[Price, int]]] = {}
-    for side in ("bids", "asks"):
-        levels = b.get(side)
-        if levels is None:
-            levels = []
-        if not isinstance(levels, list):
-            raise ParseError("expected an array", field=side)
-        out = []
-        for i, lv in enumerate(levels):
-            lv = _require_mapping(lv, f"{side}[{i}]")
-            if _missing(lv.get("price")):
-                raise ParseError("missing", field=f"{side}[{i}].price")
-            if _missing(lv.get("size")):
-                raise ParseError("missing", field=f"{side}[{i}].size")
-            out.append((_price_value(lv.get("price"), f"{side}[{i}].price"),
-                        _micro_shares(lv.get("size"), f"{side}[{i}].size")))
-        sides[side] = out
-    observed = _epoch_ms(b.get("timestamp"), "timestamp")
+    b = validate(BookPayload, raw, "book")
+    observed = b.timestamp
     if fetched_at is not None:
         observed = _clamp(observed, _utc(fetched_at))
-    min_size = b.get("min_order_size")
     return OrderBook.of(
-        sides["bids"], sides["asks"], token_id=_id(b, "asset_id", required=False),
-        market=_id(b, "market", required=False), observed_at=observed,
-        tick_size=_opt_price(b, "tick_size"),
-        min_order_size=None if _missing(min_size) else _micro_shares(min_size, "min_order_size"),
-        last_trade=_opt_price(b, "last_trade_price"),
+        [(lv.price, lv.size) for lv in b.bids], [(lv.price, lv.size) for lv in b.asks], token_id=b.asset_id,
+        market=b.market, observed_at=observed, tick_size=b.tick_size, min_order_size=b.min_order_size,
+        last_trade=b.last_trade_price,
     )
 
 
@@ -740,28 +497,22 @@ def is_no_orderbook(message: str) -> bool:
 
 def parse_midpoint(raw: object) -> Price:
     """``GET /midpoint`` → the mid. Live sends ``{"mid": "0.5"}``; the docs say ``mid_price``; accept both."""
-    m = _require_mapping(raw, "midpoint")
-    for key in ("mid", "mid_price"):
-        if not _missing(m.get(key)):
-            return _price_value(m.get(key), key)
-    raise ParseError("missing", field="mid")
+    m = validate(MidpointPayload, raw, "midpoint")
+    mid = m.mid if m.mid is not None else m.mid_price
+    if mid is None:
+        raise ParseError("missing", field="mid")
+    return mid
 
 
 def parse_price(raw: object) -> Price:
     """``GET /price?side=`` → ``{"price": "0.5"}`` (string live, number in the docs). NB: side=BUY is the best
     *bid*, side=SELL the best *ask*; don't decide fills from it — walk the book."""
-    m = _require_mapping(raw, "price")
-    if _missing(m.get("price")):
-        raise ParseError("missing", field="price")
-    return _price_value(m.get("price"), "price")
+    return validate(PricePayload, raw, "price").price
 
 
 def parse_spread(raw: object) -> Decimal:
     """``GET /spread`` → ``{"spread": "0.01"}`` as an exact Decimal in [0, 1]."""
-    m = _require_mapping(raw, "spread")
-    if _missing(m.get("spread")):
-        raise ParseError("missing", field="spread")
-    return _exact(m.get("spread"), "spread")
+    return validate(SpreadPayload, raw, "spread").spread
 
 
 def parse_prices_history(raw: object, *, start: datetime | None = None,
@@ -772,23 +523,8 @@ def parse_prices_history(raw: object, *, start: datetime | None = None,
     points outside [``start``, ``end``] are dropped (the API appends a trailing "now" point even for a past
     ``endTs``). An empty ``history`` is normal for resolved markets at low fidelity.
     """
-    m = _require_mapping(raw, "prices_history")
-    rows = m.get("history")
-    if rows is None:
-        raise ParseError("missing", field="history")
-    if not isinstance(rows, list):
-        raise ParseError("expected an array", field="history")
-    by_t: dict[int, Price] = {}
-    for i, row in enumerate(rows):
-        row = _require_mapping(row, f"history[{i}]")
-        t = row.get("t")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t in (float("inf"), float("-inf")):
-            raise ParseError(f"expected Unix seconds, got {t!r}", field=f"history[{i}].t")
-        if t != int(t) or not 0 <= t < 10**11:
-            raise ParseError(f"expected whole Unix seconds, got {t!r}", field=f"history[{i}].t")
-        if _missing(row.get("p")):
-            raise ParseError("missing", field=f"history[{i}].p")
-        by_t[int(t)] = _price_value(row.get("p"), f"history[{i}].p")
+    m = validate(PricesHistoryPayload, raw, "prices_history")
+    by_t = {row.t: row.p for row in m.history}
     points = [PricePoint(datetime.fromtimestamp(t, tz=timezone.utc), p) for t, p in sorted(by_t.items())]
     if start is not None:
         points = [pt for pt in points if pt.at >= _utc(start)]
@@ -809,16 +545,10 @@ class MarketResolvedEvent:
 
 
 def parse_ws_market_resolved(raw: object) -> MarketResolvedEvent:
-    m = _require_mapping(raw, "ws_event")
-    if m.get("event_type") != "market_resolved":
-        raise ParseError(f"not a market_resolved event: {m.get('event_type')!r}", field="event_type")
-    assets = m.get("assets_ids") or []
-    if not isinstance(assets, list):
-        raise ParseError("expected an array", field="assets_ids")
+    m = validate(MarketResolvedPayload, raw, "ws_event")
     return MarketResolvedEvent(
-        condition_id=_id(m, "market"), winning_asset_id=_id(m, "winning_asset_id"),
-        winning_outcome=_text(m, "winning_outcome"), asset_ids=tuple(_str_items(assets, "assets_ids")),
-        at=_epoch_ms(m.get("timestamp"), "timestamp"),
+        condition_id=m.market, winning_asset_id=m.winning_asset_id, winning_outcome=m.winning_outcome or "",
+        asset_ids=m.assets_ids, at=m.timestamp,
     )
 
 
@@ -837,7 +567,6 @@ __all__ = [
     "UMA_PROPOSED",
     "VENUE",
     "VenueMarket",
-    "decode_array",
     "event_group_id",
     "gamma_resolution",
     "is_no_orderbook",

@@ -102,6 +102,23 @@ def test_one_bad_market_is_stored_with_reason_and_excerpt_and_never_stops_the_sy
         assert (run.status, run.ok, run.failed) == ("ok", 2, 1)
 
 
+def test_a_rejected_market_is_stored_with_its_field_path_and_nothing_of_it_is_written(engine):
+    venue = Venue()
+    good = load("polymarket/gamma_markets_list_active.json")
+    bad = copy.deepcopy(good[0])
+    bad["id"], bad["outcomePrices"] = "998", '["0.5", "1.5"]'
+    venue.listing = [*good[1:], bad]
+    clock = FixedClock(NOW)
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock, UniverseRules(horizon_days=60))
+    assert (report.ok, report.failed) == (2, 1)
+    with Session(engine) as s:
+        err = s.scalars(select(SyncErrorRow).where(SyncErrorRow.kind == "failed")).one()
+        assert (err.native_id, err.field) == ("998", "outcomePrices[1]")
+        assert err.message == "parse: outcomePrices[1]: price outside [0, 1]: '1.5'"  # as sync stores a ParseError
+        assert s.get(MarketRow, "polymarket:998") is None
+        assert not s.scalars(select(PriceSnapshotRow).where(PriceSnapshotRow.market_id == "polymarket:998")).all()
+
+
 @pytest.mark.parametrize("failure", ["http_500", "not_a_list"])
 def test_a_failed_fetch_writes_nothing_but_the_failed_run(engine, failure):
     venue = Venue()
