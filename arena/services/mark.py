@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, String, bindparam, func, select, text
+from sqlalchemy import BigInteger, String, bindparam, func, literal_column, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -47,6 +47,15 @@ def _raw_rows(session: Session, q: Any) -> list[tuple]:
         cursor.close()
 
 
+def timestamp_literal(at: datetime) -> Any:
+    """`at` as a PostgreSQL timestamptz literal, so a time-filtered statement can take `_raw_rows` (whose
+    literal rendering has no portable form for a datetime bound). The text is `isoformat()` of an aware
+    datetime — digits and `-:+.T` only."""
+    if at.tzinfo is None:
+        raise ValueError("timestamp_literal takes an aware datetime")
+    return literal_column(f"CAST('{at.isoformat()}' AS timestamptz)")
+
+
 @dataclass(frozen=True)
 class MarkCounts:
     agents: int
@@ -65,7 +74,9 @@ def position_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime 
         .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         .having(func.sum(FillRow.shares) > 0)
     )
-    if as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
+    if session.connection().dialect.name == "postgresql":
+        rows = _raw_rows(session, q if as_of is None else q.where(FillRow.at <= timestamp_literal(as_of)))
+    elif as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
         rows = session.connection().execute(q.where(FillRow.at <= as_of)).all()
     else:
         rows = _raw_rows(session, q)
@@ -176,7 +187,7 @@ _AGENT_VALUES_PG = """
 WITH pos AS (
     SELECT agent_id, market_id, outcome, CAST(sum(shares) AS bigint) AS shares,
            CAST(sum(cost_micros) AS bigint) AS cost
-    FROM fills WHERE cohort_id = ANY(:cohorts)
+    FROM fills WHERE cohort_id = ANY(:cohorts) {fills_by}
     GROUP BY cohort_id, agent_id, market_id, outcome HAVING sum(shares) > 0),
 side AS (SELECT * FROM unnest(CAST(:mids AS text[]), CAST(:outs AS text[]), CAST(:prices AS bigint[]))
          AS s(market_id, outcome, price))
@@ -197,9 +208,11 @@ def _fill_markets(session: Session, cohort_ids: Sequence[int]) -> list[str]:
     return list(session.connection().execute(q, {"cohorts": [int(c) for c in cohort_ids]}).scalars())
 
 
-def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int]) -> pd.DataFrame:
+def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
+                 point_in_time: bool = False) -> pd.DataFrame:
     """Per agent with open positions: positions_value (micro-USD), open_positions, unpriced — the sums of
-    `value_positions(position_frame(...), price_frame(...))`. On PostgreSQL the fold and the valuation run in
+    `value_positions(position_frame(...), price_frame(...))` (with `point_in_time`, of the positions the
+    fills recorded by `as_of` made: `position_frame(..., as_of)`). On PostgreSQL the fold and the valuation run in
     the database (the same rules: `side_prices`, else cost basis; floor(shares × price) as in
     `domain.valuation.value_micros`), so a million positions never cross the wire: three statements — the
     markets held, their latest prices (`price_frame`), and one sorted fold that returns a row per agent;
@@ -214,16 +227,17 @@ def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int]) -
         conn.execute(text("SET LOCAL enable_hashagg = off"))
         conn.execute(text("SET LOCAL enable_mergejoin = off"))
         try:
-            q = text(_AGENT_VALUES_PG).bindparams(bindparam("cohorts", type_=ARRAY(BigInteger)))
-            rows = conn.execute(q, {"cohorts": [int(c) for c in cohort_ids], "micro": MICRO,
-                                    "mids": side["market_id"].tolist(), "outs": side["outcome"].tolist(),
-                                    "prices": [int(p) for p in side["price_ppm"]]}).all()
+            sql = _AGENT_VALUES_PG.format(fills_by="AND at <= :t" if point_in_time else "")
+            q = text(sql).bindparams(bindparam("cohorts", type_=ARRAY(BigInteger)))
+            params = {"cohorts": [int(c) for c in cohort_ids], "micro": MICRO, "mids": side["market_id"].tolist(),
+                      "outs": side["outcome"].tolist(), "prices": [int(p) for p in side["price_ppm"]]}
+            rows = conn.execute(q, {**params, "t": as_of} if point_in_time else params).all()
         finally:
             conn.execute(text("SELECT set_config('enable_hashagg', :h, true), set_config('enable_mergejoin', :m, true)"),
                          {"h": before[0], "m": before[1]})
         df = rows_frame(rows, ["agent_id", "positions_value", "open_positions", "unpriced"])
         return df.astype("int64").set_index("agent_id")
-    positions = position_frame(session, cohort_ids)
+    positions = position_frame(session, cohort_ids, as_of if point_in_time else None)
     valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
     valued["unpriced"] = (~valued["priced"].astype(bool)).astype("int64")
     return valued.groupby("agent_id").agg(
