@@ -99,7 +99,7 @@ def bench_sync(engine, n: int) -> None:  # type: ignore[no-untyped-def]
     first = bp.sync_pages(engine, pages, bp.FETCHED_AT)
     hour = bp.FETCHED_AT + timedelta(hours=1)
     second = bp.sync_pages(engine, bp.pages_of(bp.reprice(rows, hour)), hour)
-    print(f"1. Sync, {n:,} Gamma markets ({origin}), PostgreSQL")
+    print(f"1. Sync, {n:,} Gamma markets ({origin}), PostgreSQL, {load()}")
     bp.print_sync("first sync (empty store)", first)
     print(f"  first sync {first['total']:7.3f} s  [goal <= 20 s]  -> {first['total'] / 20:.2f} of the goal")
     bp.print_sync("second sync, 1 % of prices changed", second)
