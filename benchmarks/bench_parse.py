@@ -166,7 +166,10 @@ def bench_gamma(n: int) -> None:
     for body in pages:
         json.loads(body)
     stdlib_decode = time.perf_counter() - t
-    print(f"Gamma markets: {n:,} built from {origin}")
+    import os
+
+    print(f"Gamma markets: {n:,} built from {origin} (load average at start "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; the figures scale with it on a shared machine)")
     with tempfile.TemporaryDirectory() as d:
         engine = make_engine(f"sqlite:///{d}/sync.sqlite")
         migrate(engine)

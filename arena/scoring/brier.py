@@ -64,13 +64,15 @@ def is_yes(side: ArrayLike) -> np.ndarray:
     arr = np.asarray(side)
     if arr.dtype == bool:
         return arr
-    labels = pd.Series(arr.astype(object).ravel()).astype(str).str.strip().str.upper()
-    yes = (labels == "YES").to_numpy()
-    no = (labels == "NO").to_numpy()
-    if not (yes | no).all():
-        bad = sorted(set(labels[~(yes | no)]))[:5]
+    # A million bets carry two or three distinct labels: normalise each distinct label once, then index.
+    codes, uniques = pd.factorize(pd.Series(arr.astype(object).ravel()).astype(str), use_na_sentinel=False)
+    labels = pd.Series(uniques, dtype=object).str.strip().str.upper()
+    yes_u = (labels == "YES").to_numpy()
+    no_u = (labels == "NO").to_numpy()
+    if not (yes_u | no_u).all():
+        bad = sorted(set(labels[~(yes_u | no_u)]))[:5]
         raise ValueError(f"side must be 'YES' or 'NO'; got {bad}")
-    return yes.reshape(arr.shape)
+    return yes_u[codes].reshape(arr.shape)
 
 
 def forecast_yes(side: ArrayLike, confidence: ArrayLike) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, String, bindparam, func, select, text
+from sqlalchemy import BigInteger, String, bindparam, func, literal_column, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -47,6 +47,15 @@ def _raw_rows(session: Session, q: Any) -> list[tuple]:
         cursor.close()
 
 
+def timestamp_literal(at: datetime) -> Any:
+    """`at` as a PostgreSQL timestamptz literal, so a time-filtered statement can take `_raw_rows` (whose
+    literal rendering has no portable form for a datetime bound). The text is `isoformat()` of an aware
+    datetime — digits and `-:+.T` only."""
+    if at.tzinfo is None:
+        raise ValueError("timestamp_literal takes an aware datetime")
+    return literal_column(f"CAST('{at.isoformat()}' AS timestamptz)")
+
+
 @dataclass(frozen=True)
 class MarkCounts:
     agents: int
@@ -65,7 +74,9 @@ def position_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime 
         .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         .having(func.sum(FillRow.shares) > 0)
     )
-    if as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
+    if session.connection().dialect.name == "postgresql":
+        rows = _raw_rows(session, q if as_of is None else q.where(FillRow.at <= timestamp_literal(as_of)))
+    elif as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
         rows = session.connection().execute(q.where(FillRow.at <= as_of)).all()
     else:
         rows = _raw_rows(session, q)
@@ -130,8 +141,22 @@ def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) ->
     return df[["market_id", "outcome", "price_ppm"]]
 
 
+def side_prices(prices: pd.DataFrame) -> pd.DataFrame:
+    """The price of each side a position can hold (market_id, outcome, price_ppm): every stored price, plus
+    NO = 1 − YES for a market with a YES price and no NO price of its own (binary markets store YES only)."""
+    prices = prices[["market_id", "outcome", "price_ppm"]]
+    yes = prices[prices["outcome"] == YES]
+    has_no = set(prices.loc[prices["outcome"] == NO, "market_id"])
+    derived = yes[~yes["market_id"].isin(has_no)]
+    derived = pd.DataFrame({"market_id": derived["market_id"].to_numpy(), "outcome": NO,
+                            "price_ppm": MICRO - derived["price_ppm"].astype("int64").to_numpy()})
+    out = pd.concat([prices, derived], ignore_index=True) if len(derived) else prices.reset_index(drop=True)
+    return out.astype({"price_ppm": "int64"})
+
+
 def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFrame:
-    """Adds price_ppm (side price: NO = 1 − YES for binary markets), value and priced columns.
+    """Adds price_ppm (side price: NO = 1 − YES for binary markets, see `side_prices`), value and priced
+    columns.
 
     A position with no known price is valued at its cost basis (flagged unpriced), never at 0 or 0.5.
     """
@@ -141,61 +166,78 @@ def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFra
             df[c] = pd.Series(dtype="int64")
         df["priced"] = pd.Series(dtype=bool)
         return df
-    direct = prices.rename(columns={"price_ppm": "direct"})
-    df = df.merge(direct, on=["market_id", "outcome"], how="left")
-    yes = prices[prices["outcome"] == YES][["market_id", "price_ppm"]].rename(columns={"price_ppm": "yes"})
-    df = df.merge(yes, on="market_id", how="left")
-    side = df["direct"].copy()
-    is_no = (df["outcome"] == NO) & side.isna() & df["yes"].notna()
-    side[is_no] = MICRO - df.loc[is_no, "yes"]
-    df["priced"] = side.notna()
-    price = side.fillna(0).astype("int64").to_numpy()
+    side = side_prices(prices).rename(columns={"price_ppm": "side"})
+    df = df.merge(side, on=["market_id", "outcome"], how="left")
+    df["priced"] = df["side"].notna()
+    price = df["side"].fillna(0).astype("int64").to_numpy()
     value = value_micros(df["shares"].to_numpy(dtype=np.int64), price)
     df["price_ppm"] = price
     df["value"] = np.where(df["priced"].to_numpy(), value, df["cost"].to_numpy(dtype=np.int64))
-    return df.drop(columns=["direct", "yes"])
+    return df.drop(columns=["side"])
 
 
 WORK_MEM = "256MB"
+# The fold streams the covering index ix_fill_position_fold in (cohort, agent, market, outcome) order into a
+# sorted GroupAggregate: no hash table of 10⁶ text-keyed groups to build or spill (the planner, misjudging the
+# number of groups, would choose one), and the per-agent sum that follows gets its rows already in agent order.
+# The side prices (≤ 2 per market) come in as arrays and are hashed once. Valuation in bigint: shares > 0
+# (HAVING) and 0 ≤ price ≤ 10⁶ (Price), so truncating division is the floor of `domain.valuation.value_micros`,
+# and the remainder product stays below 10¹².
 _AGENT_VALUES_PG = """
 WITH pos AS (
-    SELECT agent_id, market_id, outcome, sum(shares) AS shares, sum(cost_micros) AS cost
-    FROM fills WHERE cohort_id = ANY(:cohorts)
-    GROUP BY agent_id, market_id, outcome HAVING sum(shares) > 0),
-px AS (
-    SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm FROM price_snapshots
-    WHERE market_id IN (SELECT DISTINCT market_id FROM pos) AND fetched_at <= :t AND observed_at <= :t
-    ORDER BY market_id, outcome, observed_at DESC, id DESC),
-valued AS (
-    SELECT pos.agent_id, pos.shares, pos.cost,
-           coalesce(d.price_ppm, CASE WHEN pos.outcome = :no THEN :micro - y.price_ppm END) AS price
-    FROM pos
-    LEFT JOIN px d ON d.market_id = pos.market_id AND d.outcome = pos.outcome
-    LEFT JOIN px y ON y.market_id = pos.market_id AND y.outcome = :yes)
-SELECT agent_id,
-       CAST(sum(CASE WHEN price IS NULL THEN cost
-                     ELSE div(shares, :micro) * price + div(mod(shares, :micro) * price, :micro) END) AS bigint),
-       count(*), sum(CASE WHEN price IS NULL THEN 1 ELSE 0 END)
-FROM valued GROUP BY agent_id
+    SELECT agent_id, market_id, outcome, CAST(sum(shares) AS bigint) AS shares,
+           CAST(sum(cost_micros) AS bigint) AS cost
+    FROM fills WHERE cohort_id = ANY(:cohorts) {fills_by}
+    GROUP BY cohort_id, agent_id, market_id, outcome HAVING sum(shares) > 0),
+side AS (SELECT * FROM unnest(CAST(:mids AS text[]), CAST(:outs AS text[]), CAST(:prices AS bigint[]))
+         AS s(market_id, outcome, price))
+SELECT pos.agent_id,
+       CAST(sum(CASE WHEN side.price IS NULL THEN pos.cost
+                     ELSE (pos.shares / :micro) * side.price + ((pos.shares % :micro) * side.price) / :micro
+                END) AS bigint),
+       count(*), count(*) FILTER (WHERE side.price IS NULL)
+FROM pos LEFT JOIN side ON side.market_id = pos.market_id AND side.outcome = pos.outcome
+GROUP BY pos.agent_id
 """
 
 
-def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int]) -> pd.DataFrame:
+def _fill_markets(session: Session, cohort_ids: Sequence[int]) -> list[str]:
+    """The markets the cohorts have fills in (a superset of their open positions' markets)."""
+    q = text("SELECT DISTINCT market_id FROM fills WHERE cohort_id = ANY(:cohorts)").bindparams(
+        bindparam("cohorts", type_=ARRAY(BigInteger)))
+    return list(session.connection().execute(q, {"cohorts": [int(c) for c in cohort_ids]}).scalars())
+
+
+def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
+                 point_in_time: bool = False) -> pd.DataFrame:
     """Per agent with open positions: positions_value (micro-USD), open_positions, unpriced — the sums of
-    `value_positions(position_frame(...), price_frame(...))`. On PostgreSQL the fold, the price lookup and
-    the valuation run in the database (the same rules: direct price, else NO = 1 − YES, else cost basis;
-    floor(shares × price) split as in `domain.valuation.value_micros`, exact in NUMERIC), so a million
-    positions never cross the wire; elsewhere in pandas."""
+    `value_positions(position_frame(...), price_frame(...))` (with `point_in_time`, of the positions the
+    fills recorded by `as_of` made: `position_frame(..., as_of)`). On PostgreSQL the fold and the valuation run in
+    the database (the same rules: `side_prices`, else cost basis; floor(shares × price) as in
+    `domain.valuation.value_micros`), so a million positions never cross the wire: three statements — the
+    markets held, their latest prices (`price_frame`), and one sorted fold that returns a row per agent;
+    elsewhere in pandas."""
     conn = session.connection()
     if conn.dialect.name == "postgresql":
-        # the fold of 10⁶ positions hashes in memory instead of spilling batches to disk (this transaction only)
+        side = side_prices(price_frame(session, as_of, _fill_markets(session, cohort_ids)))
+        before = conn.execute(text("SELECT current_setting('enable_hashagg'), current_setting('enable_mergejoin')")).one()
+        # (this transaction only) the fold's sorts stay in memory; no hash aggregation of 10⁶ groups, and no
+        # merge join (it would sort the 10⁶ positions by market text to meet 4·10⁴ side prices)
         conn.execute(text(f"SET LOCAL work_mem = '{WORK_MEM}'"))
-        q = text(_AGENT_VALUES_PG).bindparams(bindparam("cohorts", type_=ARRAY(BigInteger)))
-        rows = conn.execute(q, {"cohorts": [int(c) for c in cohort_ids], "t": as_of, "micro": MICRO,
-                                "yes": YES, "no": NO}).all()
+        conn.execute(text("SET LOCAL enable_hashagg = off"))
+        conn.execute(text("SET LOCAL enable_mergejoin = off"))
+        try:
+            sql = _AGENT_VALUES_PG.format(fills_by="AND at <= :t" if point_in_time else "")
+            q = text(sql).bindparams(bindparam("cohorts", type_=ARRAY(BigInteger)))
+            params = {"cohorts": [int(c) for c in cohort_ids], "micro": MICRO, "mids": side["market_id"].tolist(),
+                      "outs": side["outcome"].tolist(), "prices": [int(p) for p in side["price_ppm"]]}
+            rows = conn.execute(q, {**params, "t": as_of} if point_in_time else params).all()
+        finally:
+            conn.execute(text("SELECT set_config('enable_hashagg', :h, true), set_config('enable_mergejoin', :m, true)"),
+                         {"h": before[0], "m": before[1]})
         df = rows_frame(rows, ["agent_id", "positions_value", "open_positions", "unpriced"])
         return df.astype("int64").set_index("agent_id")
-    positions = position_frame(session, cohort_ids)
+    positions = position_frame(session, cohort_ids, as_of if point_in_time else None)
     valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
     valued["unpriced"] = (~valued["priced"].astype(bool)).astype("int64")
     return valued.groupby("agent_id").agg(

@@ -15,8 +15,7 @@ from sqlmodel import Session
 from arena.domain.market import NO, YES
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.services.mark import (_raw_rows, agent_values, cash_frame, position_frame, price_frame, rows_frame,
-                                 value_positions)
+from arena.services.mark import _raw_rows, agent_values, cash_frame, rows_frame, timestamp_literal
 from arena.store.tables import (
     AgentRow,
     CohortRow,
@@ -67,11 +66,10 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     )
     if cohort_ids is not None:
         q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-    if as_of is not None:
-        q = q.where(FillRow.at <= as_of)
     conn = session.connection()  # PostgreSQL's rows need no processing: straight from the cursor
-    # (the raw cursor renders literals, so a time-filtered read takes the ordinary bound path)
-    raw = conn.dialect.name == "postgresql" and as_of is None
+    raw = conn.dialect.name == "postgresql"
+    if as_of is not None:  # (the raw cursor renders literals: on PostgreSQL the time is one, cast)
+        q = q.where(FillRow.at <= (timestamp_literal(as_of) if raw else as_of))
     bets = rows_frame(_raw_rows(session, q) if raw else conn.execute(q).all(),
                       ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
                        "decision_id", "market_kind", "at"])
@@ -107,14 +105,8 @@ def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], p
                      ) -> pd.DataFrame:
     """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices (with
     `point_in_time`, from the fills recorded by `as_of` only)."""
-    if point_in_time:
-        cash = cash_frame(session, cohort_ids, as_of)
-        positions = position_frame(session, cohort_ids, as_of)
-        valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
-        pv = valued.groupby("agent_id")["value"].sum() if len(valued) else pd.Series(dtype="int64")
-    else:
-        cash = cash_frame(session, cohort_ids)
-        pv = agent_values(session, as_of, cohort_ids)["positions_value"]
+    cash = cash_frame(session, cohort_ids, as_of if point_in_time else None)
+    pv = agent_values(session, as_of, cohort_ids, point_in_time=point_in_time)["positions_value"]
     cash["positions_value"] = cash["agent_id"].map(pv).fillna(0).astype("int64")
     names = dict(session.execute(select(AgentRow.id, AgentRow.name)).all())
     cohorts = dict(session.execute(select(CohortRow.id, CohortRow.name)).all())

@@ -50,3 +50,38 @@ def test_agent_values_match_the_pandas_fold(engine):
                                                   open_positions=("value", "size"), unpriced=("unpriced", "sum"))
             pd.testing.assert_frame_equal(got.astype("int64"), want.astype("int64").sort_index(), check_names=False)
         assert int(got.loc[agents[1].id, "unpriced"]) == 2  # outcome C and the dark market: valued at cost
+
+
+def test_point_in_time_values_count_only_the_fills_recorded_by_then(engine):
+    """`agent_values(..., point_in_time=True)` (the standings' live portfolios) equals the pandas fold of the
+    fills recorded by `as_of` — a later buy, and a later sell that closes a position, do not count yet."""
+    close = T0 + timedelta(days=30)
+    with session_scope(engine) as s:
+        ingest.record_observations(s, T0, [Market(id="t:b", venue="t", question="B?", close_time=close)],
+                                   [Quote("t:b", {YES: Price(400_001)}, T0, T0, source="t")])
+        cohort = CohortRow(name="c", period_start=T0, starting_cash_micros=10**10, rules={}, lineup=[], created_at=T0)
+        s.add(cohort)
+        s.flush()
+        agent = AgentRow(cohort_id=cohort.id, name="a", kind="scripted")
+        s.add(agent)
+        s.flush()
+        for k, (outcome, kind, shares, cost, minutes) in enumerate([(YES, "buy", 5_000_001, 2_000_000, 10),
+                                                                    (NO, "buy", 3_000_000, 1_800_000, 20),
+                                                                    (YES, "buy", 1_000_000, 400_000, 90),
+                                                                    (NO, "sell", -3_000_000, -1_800_000, 95)]):
+            s.add(FillRow(key=f"p{k}", cohort_id=cohort.id, agent_id=agent.id, market_id="t:b", outcome=outcome,
+                          kind=kind, shares=shares, cash_micros=-cost if kind == "buy" else 1_700_000,
+                          cost_micros=cost, at=T0 + timedelta(minutes=minutes)))
+        s.flush()
+        seen = []
+        for minutes in (30, 120):
+            as_of = T0 + timedelta(minutes=minutes)
+            got = agent_values(s, as_of, [cohort.id], point_in_time=True)
+            positions = position_frame(s, [cohort.id], as_of)
+            valued = value_positions(positions, price_frame(s, as_of, positions["market_id"].unique().tolist()))
+            assert int(got["positions_value"].sum()) == int(valued["value"].sum())
+            assert int(got["open_positions"].sum()) == len(valued)
+            seen.append((int(got["positions_value"].sum()), int(got["open_positions"].sum())))
+    # at 0:30 both sides are open; by 2:00 the NO side is sold and the YES side grew
+    assert seen[0] == (5_000_001 * 400_001 // 10**6 + 3_000_000 * 599_999 // 10**6, 2)
+    assert seen[1] == (6_000_001 * 400_001 // 10**6, 1)
