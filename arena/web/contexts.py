@@ -278,14 +278,37 @@ def _dollars_label(v: float) -> str:
     return f"{sign}${a:,.0f}"
 
 
+LOG_SCALE_RATIO = 3.0  # an equity chart whose highest value is this many times its lowest is drawn on a log scale
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Round values between two log10 values: finer steps in a short range, each decade's 1 in a long one."""
+    steps = (1, 1.5, 2, 3, 4, 5, 7) if hi - lo <= 1.2 else (1, 2, 5) if hi - lo <= 2.5 else (1,)
+    out = []
+    for e in range(math.floor(lo), math.ceil(hi) + 1):
+        for m in steps:
+            v = math.log10(m) + e
+            if lo <= v <= hi:
+                out.append(v)
+    return out
+
+
 def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
                  reference_micros: int | None) -> Chart:
-    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash."""
+    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash. When one
+    curve dominates (highest value over lowest at least LOG_SCALE_RATIO, all positive) the y axis is logarithmic,
+    so the others are not flattened against the start line; the title then says so."""
     pts = [[(_epoch(t), v / MICRO) for t, v in curve] for _, curve in curves]
     allpts = [p for c in pts for p in c]
     if not allpts:
         return _empty_chart(title)
     ys = [v for _, v in allpts] + ([reference_micros / MICRO] if reference_micros is not None else [])
+    log = min(ys) > 0 and max(ys) >= LOG_SCALE_RATIO * min(ys)
+    f = math.log10 if log else (lambda v: v)
+    if log:
+        title = f"{title} (log scale)"
+        pts = [[(t, f(v)) for t, v in c] for c in pts]
+        ys = [f(v) for v in ys]
     frame = _Frame(min(t for t, _ in allpts), max(t for t, _ in allpts), min(ys), max(ys))
     lo, hi = frame.y0, frame.y1
     pad = (hi - lo) * 0.05
@@ -294,11 +317,13 @@ def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime
                    for i, ((label, _), p) in enumerate(zip(curves, pts)) if p)
     rules: tuple[Rule, ...] = ()
     if reference_micros is not None:
-        y = round(frame.y(reference_micros / MICRO), 1)
+        y = round(frame.y(f(reference_micros / MICRO)), 1)
         rules = (Rule(frame.left, y, frame.right, y, f"start {money(reference_micros)}", "ref", frame.right - 4,
                       y - 4, "end"),)
+    y_ticks = (tuple(Tick(round(frame.y(v), 1), _dollars_label(10 ** v)) for v in _log_ticks(frame.y0, frame.y1))
+               if log else frame.y_ticks(_dollars_label))
     return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, series, (), rules,
-                 frame.x_ticks(), frame.y_ticks(_dollars_label), False, len(series) > 1)
+                 frame.x_ticks(), y_ticks, False, len(series) > 1)
 
 
 def _marker_path(x: float, y: float, shape: str) -> str:
@@ -340,7 +365,7 @@ def price_chart(title: str, series: Sequence[tuple[str, Sequence[tuple[datetime,
 
 _BOARD_COLUMNS = [
     ("brier", "Brier"), ("brier_kelly", "Brier (Kelly)"), ("brier_stated", "Brier (stated)"),
-    ("bss_vs_0_25", "BSS vs 0.25"), ("bss_vs_market", "BSS vs market"), ("crowd_proxy", "Crowd proxy"),
+    ("bss_vs_0_25", "Skill vs 50 %"), ("bss_vs_market", "Skill vs market"), ("crowd_proxy", "Crowd proxy"),
     ("pnl", "P/L"), ("return_pct", "Return"), ("win_rate", "Win rate"),
     ("model_brier_across_cohorts", "Brier (pooled)"),
 ]
@@ -500,9 +525,9 @@ def _with_rank(row: AgentScore, rank: int) -> AgentScore:
 _HEADLINE_COLUMNS = {
     "forecast_brier": ("Forecast Brier", "forecast_brier"),
     "brier_minus_market": ("Brier − market", "brier_minus_market"),
-    "bss_vs_market": ("BSS vs market", "bss_vs_market"),
-    "implied_brier": ("Implied Brier (seed 001)", "brier"),
-    "bss_vs_0_25": ("BSS vs 0.25 (seed 001)", "bss_vs_0_25"),
+    "bss_vs_market": ("Skill vs market", "bss_vs_market"),
+    "implied_brier": ("Bet-size Brier", "brier"),
+    "bss_vs_0_25": ("Bet-size skill vs 50 %", "bss_vs_0_25"),
     "kelly_brier": ("Kelly Brier", "brier_kelly"),
     "stated_brier": ("Stated Brier (bets)", "brier_stated"),
     "coherence_gap": ("Coherence gap", "coherence_gap"),
@@ -1444,7 +1469,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
         f"Cash {_usd(cash)}, so the maximum bet is {_usd(cap)}. The agent states P(YES) = {stated:.2f} on a market "
         f"priced {price:.2f}, yet bets {_usd(amount)} on YES — three times; all three resolve NO.",
         (("implied confidence c = bet / max bet", f"{c:.2f}"),
-         ("seed 001's f_YES (a YES bet: f = c)", f"{f:.2f}"),
+         ("f_YES by bet size (a YES bet: f = c)", f"{f:.2f}"),
          ("implied-confidence Brier, mean of (0.2 − 0)²", f"{b1:.3f} — {brier_band(b1)}"),
          ("P/L", _usd(-3 * amount)),
          ("stated Brier (0.30 − 0)², the headline's input", f"{brier_score([stated] * 3, [0.0] * 3):.3f}"),
@@ -1453,7 +1478,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
          ("coherence gap |stated − Kelly-implied|", f"{abs(stated - kelly):.3f}"),
          ("contradicting bets (YES bought above the stated P(YES))",
           f"{float(contradicts(['YES'] * 3, [stated] * 3, [price] * 3).mean()):.0%}")),
-        "The seed-001 score calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
+        "The bet-size Brier calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
         "The headline scores what the agent said instead, and the coherence columns show its bets contradict it.")
     # 2. maximal bets on a near-certain market: perfect score, almost no money.
     q = 0.9995
@@ -1468,7 +1493,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
          ("P/L of the bet", f"{money(int(round(profit * MICRO)), signed=True)} (+{100 * profit / cap:.2f} % of the stake)"),
          ("the market's own Brier on it (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
          ("Kelly-implied P(YES)", f"{float(kelly_probability('YES', q, cap / cash)):.6f}")),
-        "A perfect seed-001 score for repeating the market's own certainty: it earns nothing and says nothing the "
+        "A perfect bet-size Brier for repeating the market's own certainty: it earns nothing and says nothing the "
         "market did not. On the forecast set such an agent is scored on the same questions as everyone else — and "
         "against the market reference row, which it cannot beat by copying.")
     # 3. why BSS vs market is guarded: a reference Brier near 0 makes the ratio explode.
@@ -1476,15 +1501,15 @@ def worked_examples() -> tuple[WorkedExample, ...]:
     bs3 = brier_score([f3], [1.0])
     raw = float(brier_skill_score(bs3, (1 - q) ** 2))
     three = WorkedExample(
-        "Why BSS vs market is shown only when the market's Brier is large enough",
+        "Why skill vs market is shown only when the market's Brier is large enough",
         f"One forecast of {f3} on the same market priced {q}, resolving YES.",
         (("the forecast's Brier (0.966 − 1)²", f"{bs3:.6f}"),
          ("the market's Brier (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
          ("1 − BS / BS_market, unguarded", f"{raw:,.0f}"),
          ("Brier − market Brier (bounded in [−1, 1])", f"{bs3 - (1 - q) ** 2:+.6f}"),
-         ("BSS vs market as shown",
+         ("skill vs market as shown",
           "—" if math.isnan(bss_market([f3], [q], [1.0])) else f"{bss_market([f3], [q], [1.0]):.2f}")),
-        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. BSS vs market is shown only "
+        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. Skill vs market is shown only "
         f"where the market's Brier on the same questions is at least {BSS_MARKET_FLOOR} (so it lies in "
         f"[{1 - 1 / BSS_MARKET_FLOOR:.0f}, 1]); elsewhere it reads — with the reason on hover. Brier minus market is "
         "the comparison that cannot blow up, and it carries an interval.")
@@ -1958,7 +1983,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                     ("p_vs_first_adj", "p vs No. 1 (BH)", "number"), ("provisional", "provisional", "")),
                    _records(head_table, ["agent", "tier", "n", "estimate", "ci_low", "ci_high", "p_first",
                                          "p_vs_first_adj", "provisional"])),
-        StatsTable("Seed 001's implied-confidence Brier: uncertainty and significance (resolved bets)",
+        StatsTable("Bet-size Brier: uncertainty and significance (resolved bets)",
                    f"Paired bootstrap over markets, {n_boot} draws; agents in the same tier are not significantly "
                    f"different (Benjamini–Hochberg, α = 0.05). Provisional: fewer than {st.min_resolved} resolved bets.",
                    (("agent", "agent", ""), ("tier", "tier", "integer"), ("n_resolved", "resolved", "integer"),
@@ -1971,9 +1996,9 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                                       "pnl_ci_low", "pnl_ci_high",
                                       "crowd_proxy_ci_low", "crowd_proxy_ci_high", "p_first", "pct_beat_first",
                                       "p_vs_first_adj", "provisional"])),
-        StatsTable("Interim scores — PROVISIONAL",
-                   "Unresolved bets scored against today's market price (seed 002 §3.3); resolved bets against their "
-                   "outcome. These change until every market resolves. The interim BSS vs market is shown only where "
+        StatsTable("Interim scores (provisional until every market resolves)",
+                   "Unresolved bets scored against today's market price (as ForecastBench does); resolved bets against their "
+                   "outcome. These change until every market resolves. The interim skill vs market is shown only where "
                    f"the market's interim Brier is at least {BSS_MARKET_FLOOR} (else —: too small to divide by).",
                    (("agent", "agent", ""), ("n", "bets", "integer"), ("n_provisional", "scored vs price", "integer"),
                     ("interim_brier", "interim Brier", "number"), ("interim_brier_stated", "interim stated", "number"),
@@ -2012,7 +2037,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                                 for k, v in (getattr(res, "notes", None) or {}).items()))
     matrices = tuple(m for m in (
         pair_matrix(head, "Headline: forecast Brier, every pair", "forecast Brier"),
-        pair_matrix(st.bootstrap.get("brier"), "Seed 001's implied-confidence Brier, every pair", "implied Brier"),
+        pair_matrix(st.bootstrap.get("brier"), "Bet-size Brier, every pair", "implied Brier"),
     ) if m is not None)
     charts = []
     rel = st.reliability

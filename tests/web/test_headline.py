@@ -120,7 +120,7 @@ def test_methodology_explains_the_headline_and_both_seed_001_pathologies_with_nu
     assert "+0.05 % of the stake" in rows[1]["P/L of the bet"]
     # the guard: unguarded BSS vs market explodes, the shown value is "—", the difference stays bounded
     assert float(rows[2]["1 − BS / BS_market, unguarded"].replace(",", "")) < -1000
-    assert rows[2]["BSS vs market as shown"] == "—"
+    assert rows[2]["skill vs market as shown"] == "—"
     text = render_page("methodology.html", page, "methodology.html")
     for needle in ("forecast Brier on the shared forecast set", "paired-bootstrap", "Tier", "1=", "Kelly-implied Brier",
                    "Coherence gap", "Contradicting bets", "Brier − market", html.escape(PROVISIONAL_RULE, quote=False),

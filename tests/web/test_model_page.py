@@ -187,4 +187,11 @@ def test_no_table_heads_two_columns_alike_and_no_shorthand_jargon(site):
                 assert len(labels) == len(set(labels)), (page.name, labels)
                 checked += 1
         assert not any(s in text for s in shorthand), page.name
+        # the page's own words — headings, column heads, card labels, flags — use no source-document or
+        # abbreviated names (agents' own text, such as a rationale, may say what it likes)
+        chrome = re.findall(r"<h[1-3][^>]*>(.*?)</h[1-3]>|<thead>(.*?)</thead>|<span class=\"(?:k|flag)\"[^>]*>(.*?)</span>",
+                            text, flags=re.S)
+        words = " ".join(" ".join(parts) for parts in chrome).lower()
+        for jargon in ("seed 00", "seed-00", "prov.", "bss", "s001"):
+            assert jargon not in words, (page.name, jargon)
     assert checked > 100
