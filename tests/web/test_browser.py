@@ -1,8 +1,11 @@
 """A real headless browser (Debian's Chromium) on the rendered site, served from a local http server: the
 leaderboard rows show the database's numbers, the link to an agent page works, hostile text renders as text and
-runs nothing (a script in a market question would set document.title), the sort script really sorts and filters,
-and screenshots are taken at desktop and phone widths. The sort script is also
-driven from file://. Skips cleanly when Chromium is absent."""
+runs nothing (a script in a market question would set document.title), the sort script really sorts and filters
+(also from file://). Driven over the DevTools protocol (`Browser`), every kind of page is laid out at 1,400 px and
+in a true 390 px phone viewport: no page scrolls sideways, the boards keep their name and headline score in view
+and show every column on request, the model page's figures are the database's, and screenshots of every page at
+both widths are saved ($ARENA_TEST_ARTIFACTS/browser when set, else the test's tmp_path/screenshots).
+Skips cleanly when Chromium is absent."""
 
 from __future__ import annotations
 
