@@ -10,6 +10,7 @@ Skips cleanly when Chromium is absent."""
 from __future__ import annotations
 
 import base64
+import fcntl
 import functools
 import json
 import os
@@ -257,17 +258,17 @@ class Browser:
     def __init__(self, profile: Path) -> None:
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
-
-        def pipes() -> None:  # in the child: the protocol's fds 3 and 4
-            a, b = os.dup(to_r), os.dup(from_w)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        self.proc = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe",
-                                      "about:blank"], preexec_fn=pipes, close_fds=False,
+        # Chromium's ends, moved above fd 10 so they cannot be 3 or 4 themselves; bash (dash takes no fd above 9)
+        # puts them on the protocol's fds 3 and 4 and becomes Chromium (no preexec_fn: safe beside server threads)
+        r, w = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+        for fd in (to_r, from_w):
+            os.close(fd)
+        move = f'exec "$0" "$@" 3<&{r} 4>&{w} {r}<&- {w}>&-'
+        self.proc = subprocess.Popen(["/bin/bash", "-c", move, str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
+                                      "--remote-debugging-pipe", "about:blank"], pass_fds=(r, w),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_r)
-        os.close(from_w)
+        for fd in (r, w):
+            os.close(fd)
         self._w, self._r = os.fdopen(to_w, "wb", buffering=0), os.fdopen(from_r, "rb", buffering=0)
         self._buf, self._n, self._events = b"", 0, []  # type: ignore[var-annotated]
         target = self._send("Target.createTarget", {"url": "about:blank"})["targetId"]
