@@ -71,7 +71,7 @@ class AgentScore:
 
 _BOARD_COLUMNS = [
     ("brier", "Brier"), ("brier_kelly", "Brier (Kelly)"), ("brier_stated", "Brier (stated)"),
-    ("bss_vs_0_25", "BSS vs 0.25"), ("bss_vs_market", "BSS vs market"), ("crowd_proxy", "Crowd proxy"),
+    ("bss_vs_0_25", "Skill vs 50 %"), ("bss_vs_market", "Skill vs market"), ("crowd_proxy", "Crowd proxy"),
     ("pnl", "P/L"), ("return_pct", "Return"), ("win_rate", "Win rate"),
     ("model_brier_across_cohorts", "Brier (pooled)"),
 ]
@@ -149,9 +149,9 @@ def _with_rank(row: AgentScore, rank: int) -> AgentScore:
 _HEADLINE_COLUMNS = {
     "forecast_brier": ("Forecast Brier", "forecast_brier"),
     "brier_minus_market": ("Brier − market", "brier_minus_market"),
-    "bss_vs_market": ("BSS vs market", "bss_vs_market"),
-    "implied_brier": ("Implied Brier (seed 001)", "brier"),
-    "bss_vs_0_25": ("BSS vs 0.25 (seed 001)", "bss_vs_0_25"),
+    "bss_vs_market": ("Skill vs market", "bss_vs_market"),
+    "implied_brier": ("Bet-size Brier", "brier"),
+    "bss_vs_0_25": ("Bet-size skill vs 50 %", "bss_vs_0_25"),
     "kelly_brier": ("Kelly Brier", "brier_kelly"),
     "stated_brier": ("Stated Brier (bets)", "brier_stated"),
     "coherence_gap": ("Coherence gap", "coherence_gap"),

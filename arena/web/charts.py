@@ -174,14 +174,37 @@ def _dollars_label(v: float) -> str:
     return f"{sign}${a:,.0f}"
 
 
+LOG_SCALE_RATIO = 3.0  # an equity chart whose highest value is this many times its lowest is drawn on a log scale
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Round values between two log10 values: finer steps in a short range, each decade's 1 in a long one."""
+    steps = (1, 1.5, 2, 3, 4, 5, 7) if hi - lo <= 1.2 else (1, 2, 5) if hi - lo <= 2.5 else (1,)
+    out = []
+    for e in range(math.floor(lo), math.ceil(hi) + 1):
+        for m in steps:
+            v = math.log10(m) + e
+            if lo <= v <= hi:
+                out.append(v)
+    return out
+
+
 def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime, int]]]],
                  reference_micros: int | None) -> Chart:
-    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash."""
+    """Total value (micro-USD) over time, one line per curve, with a dashed line at the starting cash. When one
+    curve dominates (highest value over lowest at least LOG_SCALE_RATIO, all positive) the y axis is logarithmic,
+    so the others are not flattened against the start line; the title then says so."""
     pts = [[(epoch(t), v / MICRO) for t, v in curve] for _, curve in curves]
     allpts = [p for c in pts for p in c]
     if not allpts:
         return _empty_chart(title)
     ys = [v for _, v in allpts] + ([reference_micros / MICRO] if reference_micros is not None else [])
+    log = min(ys) > 0 and max(ys) >= LOG_SCALE_RATIO * min(ys)
+    f = math.log10 if log else (lambda v: v)
+    if log:
+        title = f"{title} (log scale)"
+        pts = [[(t, f(v)) for t, v in c] for c in pts]
+        ys = [f(v) for v in ys]
     frame = _Frame(min(t for t, _ in allpts), max(t for t, _ in allpts), min(ys), max(ys))
     lo, hi = frame.y0, frame.y1
     pad = (hi - lo) * 0.05
@@ -190,11 +213,13 @@ def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime
                    for i, ((label, _), p) in enumerate(zip(curves, pts)) if p)
     rules: tuple[Rule, ...] = ()
     if reference_micros is not None:
-        y = round(frame.y(reference_micros / MICRO), 1)
+        y = round(frame.y(f(reference_micros / MICRO)), 1)
         rules = (Rule(frame.left, y, frame.right, y, f"start {money(reference_micros)}", "ref", frame.right - 4,
                       y - 4, "end"),)
+    y_ticks = (tuple(Tick(round(frame.y(v), 1), _dollars_label(10 ** v)) for v in _log_ticks(frame.y0, frame.y1))
+               if log else frame.y_ticks(_dollars_label))
     return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, series, (), rules,
-                 frame.x_ticks(), frame.y_ticks(_dollars_label), False, len(series) > 1)
+                 frame.x_ticks(), y_ticks, False, len(series) > 1)
 
 
 def marker_path(x: float, y: float, shape: str) -> str:

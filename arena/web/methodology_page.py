@@ -70,7 +70,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
         f"Cash {_usd(cash)}, so the maximum bet is {_usd(cap)}. The agent states P(YES) = {stated:.2f} on a market "
         f"priced {price:.2f}, yet bets {_usd(amount)} on YES — three times; all three resolve NO.",
         (("implied confidence c = bet / max bet", f"{c:.2f}"),
-         ("seed 001's f_YES (a YES bet: f = c)", f"{f:.2f}"),
+         ("f_YES by bet size (a YES bet: f = c)", f"{f:.2f}"),
          ("implied-confidence Brier, mean of (0.2 − 0)²", f"{b1:.3f} — {brier_band(b1)}"),
          ("P/L", _usd(-3 * amount)),
          ("stated Brier (0.30 − 0)², the headline's input", f"{brier_score([stated] * 3, [0.0] * 3):.3f}"),
@@ -79,7 +79,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
          ("coherence gap |stated − Kelly-implied|", f"{abs(stated - kelly):.3f}"),
          ("contradicting bets (YES bought above the stated P(YES))",
           f"{float(contradicts(['YES'] * 3, [stated] * 3, [price] * 3).mean()):.0%}")),
-        "The seed-001 score calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
+        "The bet-size Brier calls three losing bets Excellent: betting small on YES is read as a 20 % YES forecast. "
         "The headline scores what the agent said instead, and the coherence columns show its bets contradict it.")
     # 2. maximal bets on a near-certain market: perfect score, almost no money.
     q = 0.9995
@@ -94,7 +94,7 @@ def worked_examples() -> tuple[WorkedExample, ...]:
          ("P/L of the bet", f"{money(int(round(profit * MICRO)), signed=True)} (+{100 * profit / cap:.2f} % of the stake)"),
          ("the market's own Brier on it (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
          ("Kelly-implied P(YES)", f"{float(kelly_probability('YES', q, cap / cash)):.6f}")),
-        "A perfect seed-001 score for repeating the market's own certainty: it earns nothing and says nothing the "
+        "A perfect bet-size Brier for repeating the market's own certainty: it earns nothing and says nothing the "
         "market did not. On the forecast set such an agent is scored on the same questions as everyone else — and "
         "against the market reference row, which it cannot beat by copying.")
     # 3. why BSS vs market is guarded: a reference Brier near 0 makes the ratio explode.
@@ -102,15 +102,15 @@ def worked_examples() -> tuple[WorkedExample, ...]:
     bs3 = brier_score([f3], [1.0])
     raw = float(brier_skill_score(bs3, (1 - q) ** 2))
     three = WorkedExample(
-        "Why BSS vs market is shown only when the market's Brier is large enough",
+        "Why skill vs market is shown only when the market's Brier is large enough",
         f"One forecast of {f3} on the same market priced {q}, resolving YES.",
         (("the forecast's Brier (0.966 − 1)²", f"{bs3:.6f}"),
          ("the market's Brier (0.9995 − 1)²", f"{(1 - q) ** 2:.2e}"),
          ("1 − BS / BS_market, unguarded", f"{raw:,.0f}"),
          ("Brier − market Brier (bounded in [−1, 1])", f"{bs3 - (1 - q) ** 2:+.6f}"),
-         ("BSS vs market as shown",
+         ("skill vs market as shown",
           "—" if math.isnan(bss_market([f3], [q], [1.0])) else f"{bss_market([f3], [q], [1.0]):.2f}")),
-        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. BSS vs market is shown only "
+        f"Dividing by a reference Brier near 0 turns a tiny difference into thousands. Skill vs market is shown only "
         f"where the market's Brier on the same questions is at least {BSS_MARKET_FLOOR} (so it lies in "
         f"[{1 - 1 / BSS_MARKET_FLOOR:.0f}, 1]); elsewhere it reads — with the reason on hover. Brier minus market is "
         "the comparison that cannot blow up, and it carries an interval.")

@@ -132,7 +132,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                     ("p_vs_first_adj", "p vs No. 1 (BH)", "number"), ("provisional", "provisional", "")),
                    _records(head_table, ["agent", "tier", "n", "estimate", "ci_low", "ci_high", "p_first",
                                          "p_vs_first_adj", "provisional"])),
-        StatsTable("Seed 001's implied-confidence Brier: uncertainty and significance (resolved bets)",
+        StatsTable("Bet-size Brier: uncertainty and significance (resolved bets)",
                    f"Paired bootstrap over markets, {n_boot} draws; agents in the same tier are not significantly "
                    f"different (Benjamini–Hochberg, α = 0.05). Provisional: fewer than {st.min_resolved} resolved bets.",
                    (("agent", "agent", ""), ("tier", "tier", "integer"), ("n_resolved", "resolved", "integer"),
@@ -145,9 +145,9 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                                       "pnl_ci_low", "pnl_ci_high",
                                       "crowd_proxy_ci_low", "crowd_proxy_ci_high", "p_first", "pct_beat_first",
                                       "p_vs_first_adj", "provisional"])),
-        StatsTable("Interim scores — PROVISIONAL",
-                   "Unresolved bets scored against today's market price (seed 002 §3.3); resolved bets against their "
-                   "outcome. These change until every market resolves. The interim BSS vs market is shown only where "
+        StatsTable("Interim scores (provisional until every market resolves)",
+                   "Unresolved bets scored against today's market price (as ForecastBench does); resolved bets against their "
+                   "outcome. These change until every market resolves. The interim skill vs market is shown only where "
                    f"the market's interim Brier is at least {BSS_MARKET_FLOOR} (else —: too small to divide by).",
                    (("agent", "agent", ""), ("n", "bets", "integer"), ("n_provisional", "scored vs price", "integer"),
                     ("interim_brier", "interim Brier", "number"), ("interim_brier_stated", "interim stated", "number"),
@@ -186,7 +186,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                                 for k, v in (getattr(res, "notes", None) or {}).items()))
     matrices = tuple(m for m in (
         pair_matrix(head, "Headline: forecast Brier, every pair", "forecast Brier"),
-        pair_matrix(st.bootstrap.get("brier"), "Seed 001's implied-confidence Brier, every pair", "implied Brier"),
+        pair_matrix(st.bootstrap.get("brier"), "Bet-size Brier, every pair", "implied Brier"),
     ) if m is not None)
     charts = []
     rel = st.reliability

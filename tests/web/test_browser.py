@@ -1,32 +1,42 @@
 """A real headless browser (Debian's Chromium) on the rendered site, served from a local http server: the
 leaderboard rows show the database's numbers, the link to an agent page works, hostile text renders as text and
-runs nothing (a script in a market question would set document.title), the sort script really sorts and filters,
-and screenshots are taken at desktop and phone widths. The sort script is also
-driven from file://. Skips cleanly when Chromium is absent."""
+runs nothing (a script in a market question would set document.title), the sort script really sorts and filters
+(also from file://). Driven over the DevTools protocol (`Browser`), every kind of page is laid out at 1,400 px and
+in a true 390 px phone viewport: no page scrolls sideways, the boards keep their name and headline score in view
+and show every column on request, the model page's figures are the database's, and screenshots of every page at
+both widths are saved ($ARENA_TEST_ARTIFACTS/browser when set, else the test's tmp_path/screenshots).
+Skips cleanly when Chromium is absent."""
 
 from __future__ import annotations
 
+import base64
+import fcntl
 import functools
+import json
+import os
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from arena.domain.valuation import value_position
 from arena.money import Money
+from arena.services.models import model_comparisons
 from arena.services.score import overall_leaderboard
 from arena.services.standings import standings
 from arena.store import repo
-from arena.store.tables import AgentRow, CohortRow
-from arena.web.env import money, page_path
+from arena.store.tables import AgentRow, CohortRow, DecisionRow, ModelCallRow
+from arena.web.env import money, number, page_path
 from arena.web.assets import STATIC
 from arena.web.render import render_site
 
@@ -142,7 +152,7 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
     # 1. the overall leaderboard, row by row, against the scoring service
     index = dom(tmp_path, base + "index.html")
     assert _title(index) == "Leaderboard · arena"
-    assert 'class="sort"' in index, "sort.js ran (it marks sortable headers)"
+    assert re.search(r'<th class="([^"]* )?sort"', index), "sort.js ran (it marks sortable headers)"
     rows, hrefs = table(index, "overall")
     board = overall_leaderboard(engine, as_of).to_dict("records")
     assert len(rows) == len(board) >= 7
@@ -240,26 +250,241 @@ def test_browser_sorts_and_filters_tables(tmp_path):
     assert result is not None and result.group(1) == "cbda|dbca|1"
 
 
-PROBE = ('<script>window.addEventListener("load", () => { document.body.setAttribute("data-fit", '
-         'document.documentElement.scrollWidth + "/" + window.innerWidth); });</script>')
+class Browser:
+    """Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe: the browser reads commands
+    on fd 3 and writes answers on fd 4, each a JSON message ending in NUL). Unlike --window-size, whose narrowest
+    window is 500 px, device-metrics emulation gives a true 390 px phone viewport; scripts can then measure the
+    laid-out page. No network and no dependency beyond the standard library."""
+
+    def __init__(self, profile: Path) -> None:
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        # Chromium's ends, moved above fd 10 so they cannot be 3 or 4 themselves; bash (dash takes no fd above 9)
+        # puts them on the protocol's fds 3 and 4 and becomes Chromium (no preexec_fn: safe beside server threads)
+        r, w = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+        for fd in (to_r, from_w):
+            os.close(fd)
+        move = f'exec "$0" "$@" 3<&{r} 4>&{w} {r}<&- {w}>&-'
+        self.proc = subprocess.Popen(["/bin/bash", "-c", move, str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
+                                      "--remote-debugging-pipe", "about:blank"], pass_fds=(r, w),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for fd in (r, w):
+            os.close(fd)
+        self._w, self._r = os.fdopen(to_w, "wb", buffering=0), os.fdopen(from_r, "rb", buffering=0)
+        self._buf, self._n, self._events = b"", 0, []  # type: ignore[var-annotated]
+        target = self._send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self._session = self._send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.send("Page.enable")
+
+    def _message(self) -> dict:
+        while b"\0" not in self._buf:
+            chunk = self._r.read(1 << 16)
+            assert chunk, "Chromium closed the DevTools pipe"
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def _send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self._n += 1
+        msg = {"id": self._n, "method": method, "params": params or {}, **({"sessionId": session} if session else {})}
+        self._w.write(json.dumps(msg).encode("utf-8") + b"\0")
+        while True:
+            m = self._message()
+            if m.get("id") == self._n:
+                assert "error" not in m, (method, m["error"])
+                return m["result"]
+            self._events.append(m)
+
+    def send(self, method: str, params: dict | None = None) -> dict:
+        return self._send(method, params, self._session)
+
+    def open(self, url: str, width: int, height: int = 900) -> None:
+        """Load `url` in a `width` px viewport (a phone's, with touch-style mobile layout, below 800) and wait
+        for its load event (the page's deferred scripts have run)."""
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 800})
+        self._events.clear()
+        self.send("Page.navigate", {"url": url})
+        deadline = time.monotonic() + 60
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
+            assert time.monotonic() < deadline, f"{url} did not load"
+            self._events.append(self._message())
+
+    def js(self, expression: str) -> Any:
+        r = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        assert "exceptionDetails" not in r, r["exceptionDetails"]
+        return r["result"].get("value")
+
+    def screenshot(self, target: Path, height: int = 2400) -> Path:
+        """The page from its top, as wide as the viewport and up to `height` px tall."""
+        w = self.js("window.innerWidth")
+        h = min(height, self.js("document.documentElement.scrollHeight"))
+        shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                    "clip": {"x": 0, "y": 0, "width": w, "height": h, "scale": 1}})
+        target.write_bytes(base64.b64decode(shot["data"]))
+        assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and target.stat().st_size > 5_000
+        return target
+
+    def close(self) -> None:
+        try:
+            self._send("Browser.close")
+        except (AssertionError, OSError):
+            pass
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self._w.close()
+        self._r.close()
 
 
-def test_no_page_scrolls_sideways_on_a_desktop_or_a_narrow_window(site, tmp_path):
-    """At 1,400 px and at 500 px (headless Chromium's narrowest window) the page is never wider than the window:
-    wide tables scroll inside their own box. Each kind of page is measured after its scripts ran."""
-    arena, out, _ = site
-    kinds = ["index.html", "markets.html", "methodology.html", "operations.html"]
-    for folder in ("cohorts", "agents", "models", "markets"):
-        kinds += [str(p.relative_to(out)) for p in sorted((out / folder).glob("*.html"))[:1]]
-    kinds.append(next(str(p.relative_to(out)) for p in sorted((out / "cohorts").glob("*-statistics.html"))))
-    assert len(kinds) == 9
-    for rel in kinds:
-        page = out / rel
-        probe = page.with_name("_fit_" + page.name)
-        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-        for width in (1400, 500):
-            html = _chromium(tmp_path, probe.as_uri(), f"--window-size={width},900", "--dump-dom")
-            fit = re.search(r'data-fit="(\d+)/(\d+)"', html)
-            assert fit is not None, rel
-            assert int(fit.group(1)) <= int(fit.group(2)), f"{rel} at {width} px: {fit.group(0)}"
-        probe.unlink()
+@pytest.fixture
+def browser(tmp_path) -> Iterator[Browser]:  # type: ignore[no-untyped-def]
+    b = Browser(tmp_path / "devtools-profile")
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path) -> Path:  # type: ignore[no-untyped-def]
+    """Where screenshots go: $ARENA_TEST_ARTIFACTS/browser when that variable is set (CI keeps the folder), else
+    the test's own tmp_path/screenshots."""
+    root = os.environ.get("ARENA_TEST_ARTIFACTS")
+    out = Path(root) / "browser" if root else tmp_path / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+# In the page: every table carrying priority classes, with the boxes of its header cells and first row's cells
+# (hidden cells have no box), whether it has a "Show all columns" box, and the page's width against the window's.
+MEASURE = """(() => {
+  const box = (c) => { const r = c.getBoundingClientRect(); const shown = c.getClientRects().length > 0;
+    return {text: c.textContent.replace(/\\s+/g, " ").trim(), cls: c.className, shown: shown,
+            left: r.left, right: r.right}; };
+  const tables = Array.from(document.querySelectorAll("table.board, table.pin-first")).map((t) => {
+    const head = t.tHead ? t.tHead.rows[t.tHead.rows.length - 1] : null;
+    const body = t.tBodies[0] && t.tBodies[0].rows.length ? t.tBodies[0].rows[0] : null;
+    return {id: t.id, cls: t.className, head: head ? Array.from(head.cells).map(box) : [],
+            row: body ? Array.from(body.cells).map(box) : [],
+            toggle: !!document.getElementById("allcols-" + t.id)};
+  });
+  return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, tables: tables};
+})()"""
+
+SHOW_ALL = """(() => { const ls = document.querySelectorAll("label.allcols"); ls.forEach((l) => l.click());
+  return ls.length; })()"""
+
+
+def _kinds(out: Path) -> dict[str, str]:
+    """One page of every kind the site has, by kind."""
+    first = lambda folder, pattern="*.html": next(  # noqa: E731
+        str(p.relative_to(out)) for p in sorted((out / folder).glob(pattern)) if not p.name.endswith("-statistics.html"))
+    return {"index": "index.html", "cohort": first("cohorts"), "agent": first("agents"), "market": first("markets"),
+            "markets": "markets.html", "model": first("models"),
+            "statistics": next(str(p.relative_to(out)) for p in sorted((out / "cohorts").glob("*-statistics.html"))),
+            "methodology": "methodology.html", "operations": "operations.html", "404": "404.html"}
+
+
+def _inside(cell: dict, width: int) -> bool:
+    return cell["shown"] and cell["left"] >= -0.5 and cell["right"] <= width + 0.5 and cell["right"] > cell["left"]
+
+
+def test_no_page_scrolls_sideways_and_phones_keep_the_name_and_headline_score_in_view(site, browser, artifacts):
+    """Every kind of page at 1,400 px and on a 390 px phone: the page is never wider than the window. On the phone
+    each board shows its name column and its headline score (their boxes inside the viewport), hides only
+    lower-priority columns, and shows them all again through its "Show all columns" box — still without the page
+    scrolling sideways (the table scrolls in its own box). Screenshots of every page at both widths are saved."""
+    arena, out, base = site
+    kinds = _kinds(out)
+    assert len(kinds) == 10
+    boards_seen = set()
+    for kind, rel in kinds.items():
+        for width in (1400, 390):
+            browser.open(base + rel, width)
+            m = browser.js(MEASURE)
+            assert m["inner"] == width
+            assert m["scroll"] <= m["inner"], f"{kind} ({rel}) at {width} px is {m['scroll']} px wide"
+            browser.screenshot(artifacts / f"{kind}-{width}.png")
+            for t in m["tables"]:
+                if not t["row"] or len(t["row"]) == 1:  # an empty table's one "nothing yet" cell
+                    continue
+                head = {c["text"].rstrip(" ↕"): c for c in t["head"]}
+                if "board" in t["cls"].split():
+                    names = [c for c in t["head"] if "name" in c["cls"].split()]
+                    assert len(names) == 1, (kind, t["id"])
+                    # the board's headline score: its priority-1 column that is neither the rank nor the name
+                    scores = [c for c in t["head"] if "p1" in c["cls"].split() and c["text"].rstrip(" ↕") != "#"
+                              and "name" not in c["cls"].split()]
+                    assert scores, (kind, t["id"])
+                    if width == 390:
+                        for c in names + scores + [c for c in t["row"] if "p1" in c["cls"].split()]:
+                            assert _inside(c, width), (kind, t["id"], c)
+                        assert t["toggle"], (kind, t["id"])
+                        assert not any(c["shown"] for c in t["head"] if "p3" in c["cls"].split()), (kind, t["id"])
+                        boards_seen.add((kind, t["id"]))
+                    else:
+                        assert all(c["shown"] for c in t["head"]), (kind, t["id"])
+                    if t["id"] == "headline":
+                        assert scores[0]["text"].startswith("Forecast Brier"), head.keys()
+                elif width == 390:  # a statistics table: its first column is pinned and in view
+                    assert _inside(t["row"][0], width), (kind, t["id"], t["row"][0])
+            if width == 390 and any(t["toggle"] for t in m["tables"]):
+                assert browser.js(SHOW_ALL) >= 1
+                again = browser.js(MEASURE)
+                assert again["scroll"] <= again["inner"], f"{kind} with every column shown"
+                for t in again["tables"]:
+                    if t["toggle"] and len(t["row"]) > 1:
+                        assert all(c["shown"] for c in t["head"]), (kind, t["id"])
+                        name = next(c for c in t["row"] if "name" in c["cls"].split())
+                        assert _inside(name, width), (kind, t["id"])  # pinned while the rest scrolls
+                browser.screenshot(artifacts / f"{kind}-{width}-all-columns.png")
+    # the boards the issue names: the cohort board, the overall board on the index, the model's cohorts
+    assert {("index", "headline"), ("index", "overall"), ("cohort", "headline"), ("cohort", "board"),
+            ("model", "model-cohorts")} <= boards_seen
+    assert len(list(artifacts.glob("*.png"))) >= 20
+
+
+def _text(browser: Browser, selector: str) -> str:
+    return str(browser.js(f"document.querySelector({json.dumps(selector)}).textContent.trim()"))
+
+
+def test_the_model_page_in_the_browser_shows_the_databases_figures(site, browser):
+    """Read from the laid-out model page (at phone width), compared with the standings and model services and
+    the stored model calls: the pooled headline card, Brier − market, the bet-size Brier, calls and cost, each
+    cohort's row, and the meta-analysis against every other forecaster."""
+    arena, out, base = site
+    engine, as_of = arena.engine, arena.as_of
+    boards = standings(engine, as_of)
+    with Session(engine) as s:
+        calls = s.execute(select(AgentRow.name, func.count(), func.sum(ModelCallRow.cost_micros))
+                          .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
+                          .join(AgentRow, AgentRow.id == DecisionRow.agent_id).group_by(AgentRow.name)).all()
+    by_calls = {name: (int(n), cost) for name, n, cost in calls}
+    costed = [name for name, (_, cost) in by_calls.items() if cost]
+    assert costed, "the fixture stores priced model calls"
+    overall = boards.overall.set_index("model")
+    comps = model_comparisons(engine, as_of)
+    for model in costed + [m for m in overall.index if m not in costed and overall.loc[m, "kind"] != "reference"][:1]:
+        browser.open(base + page_path("model", model), 390)
+        row = overall.loc[model]
+        assert _text(browser, "h1") == model
+        assert _text(browser, "#model-forecast-brier") == number(row["forecast_brier"]) != "—"
+        assert _text(browser, "#model-brier-minus-market") == number(row["brier_minus_market"], 3, True)
+        assert _text(browser, "#model-implied-brier") == number(row["implied_brier"])
+        n, cost = by_calls.get(model, (0, None))
+        assert _text(browser, "#model-calls") == f"{n:,}"
+        assert _text(browser, "#model-cost") == (money(int(cost)) if cost is not None else "—")
+        cells = browser.js("""Array.from(document.querySelectorAll("#model-cohorts tbody tr")).map(
+            (r) => Array.from(r.cells).map((c) => c.textContent.replace(/\\s+/g, " ").trim()))""")
+        seats = [(b.name, b.rows.set_index("agent").loc[model]) for b in boards.cohorts if model in set(b.rows["agent"])]
+        assert [c[0] for c in cells] == [name for name, _ in seats]
+        for c, (_, seat) in zip(cells, seats):
+            assert c[2] == (seat["rank_label"] or "—")
+            assert c[3].split(" ")[0] == number(seat["forecast_brier"])
+        meta = browser.js("""Array.from(document.querySelectorAll("#meta tbody tr")).map(
+            (r) => Array.from(r.cells).map((c) => c.textContent.trim()))""")
+        expect = {c.versus: c for c in comps.get(model, [])}
+        assert {r[0] for r in meta} == set(expect)
+        for r in meta:
+            assert r[2] == number(expect[r[0]].meta.estimate, 4, True)

@@ -1,5 +1,5 @@
 """The headline boards on the site: the index (per model) and cohort pages show `services.standings`' rows —
-interval, tier, rank with ties, reference rows marked, seed 001's columns named as such — the provisional rule
+interval, tier, rank with ties, reference rows marked, the bet-size columns in plain words — the provisional rule
 read from the rendered pages is the one rule of `arena.scoring.provisional`, and /api/leaderboard.json (written by
 render, served by serve) is what `arena leaderboard --format json` prints."""
 
@@ -19,8 +19,8 @@ from arena.web.env import page_path
 from arena.web.render import API_PATH, render_site
 from arena.web.serve import ArenaServer, serve
 
-_ROW = re.compile(r'<tr class="kind-(\w+)( provisional)?" data-kind="\w+">\s*<td class="num"[^>]*>([^<]*)</td>\s*'
-                  r'<td class="name" data-sort="([^"]*)"')
+_ROW = re.compile(r'<tr class="kind-(\w+)( provisional)?" data-kind="\w+">\s*<td class="num[^"]*"[^>]*>([^<]*)</td>\s*'
+                  r'<td class="name[^"]*" data-sort="([^"]*)"')
 
 
 def _headline_rows(page: str) -> list[tuple[str, str, bool, str]]:
@@ -53,7 +53,7 @@ def test_pages_show_the_standings_boards_and_the_one_provisional_rule(sim_arena,
         kinds = {r[1] for r in rows}
         assert "reference" in kinds and kinds <= {"llm", "baseline", "reference"}
         assert text.count('class="refmark"') >= sum(1 for r in rows if r[1] == "reference")
-        assert "Implied Brier (seed 001)" in text and "BSS vs 0.25 (seed 001)" in text
+        assert "Bet-size Brier" in text and "Bet-size skill vs 50 %" in text and "seed 001" not in text.lower()
         assert "Forecast Brier [95 %]" in text
     # ties are shown as ties: always-0.5 and its reference twin state the same 0.5 on the same questions
     index_rows = _headline_rows((out / "index.html").read_text(encoding="utf-8"))
@@ -120,7 +120,7 @@ def test_methodology_explains_the_headline_and_both_seed_001_pathologies_with_nu
     assert "+0.05 % of the stake" in rows[1]["P/L of the bet"]
     # the guard: unguarded BSS vs market explodes, the shown value is "—", the difference stays bounded
     assert float(rows[2]["1 − BS / BS_market, unguarded"].replace(",", "")) < -1000
-    assert rows[2]["BSS vs market as shown"] == "—"
+    assert rows[2]["skill vs market as shown"] == "—"
     text = render_page("methodology.html", page, "methodology.html")
     for needle in ("forecast Brier on the shared forecast set", "paired-bootstrap", "Tier", "1=", "Kelly-implied Brier",
                    "Coherence gap", "Contradicting bets", "Brier − market", html.escape(PROVISIONAL_RULE, quote=False),

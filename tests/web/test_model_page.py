@@ -2,6 +2,7 @@
 board's number; each cohort row is that cohort's headline row; the meta-analysis rows are `services.models`'
 own numbers, and the forest plot draws one marker per cohort plus the pooled diamond; cost is the stored calls'."""
 
+import html
 import re
 
 import pytest
@@ -187,4 +188,38 @@ def test_no_table_heads_two_columns_alike_and_no_shorthand_jargon(site):
                 assert len(labels) == len(set(labels)), (page.name, labels)
                 checked += 1
         assert not any(s in text for s in shorthand), page.name
+        # the page's own words — headings, column heads, card labels, flags — use no source-document or
+        # abbreviated names (agents' own text, such as a rationale, may say what it likes)
+        chrome = re.findall(r"<h[1-3][^>]*>(.*?)</h[1-3]>|<thead>(.*?)</thead>|<span class=\"(?:k|flag)\"[^>]*>(.*?)</span>",
+                            text, flags=re.S)
+        words = " ".join(" ".join(parts) for parts in chrome).lower()
+        for jargon in ("seed 00", "seed-00", "prov.", "bss", "s001"):
+            assert jargon not in words, (page.name, jargon)
     assert checked > 100
+
+
+def test_board_heads_carry_a_definition_on_hover_and_the_methodology_defines_the_headline_board(site):
+    """Every column head of the boards has a tooltip (its definition), and every head of the headline board is
+    defined, by name, in the methodology's column-by-column list."""
+    method = (site / "methodology.html").read_text(encoding="utf-8")
+    dl = method[method.index('<dl class="columns">'):]
+    defined = {html.unescape(re.sub(r"<[^>]+>", "", t)).strip()
+               for t in re.findall(r"<dt>(.*?)</dt>", dl[: dl.index("</dl>")], flags=re.S)}
+    names = {re.sub(r" \[95 %\]", "", n.strip()) for t in defined for n in t.split(",")}
+    cohort = next(p for p in sorted((site / "cohorts").glob("*.html")) if not p.name.endswith("-statistics.html"))
+    heads_seen = 0
+    for page, ids in (("index.html", ("headline", "overall", "cohorts")), (str(cohort.relative_to(site)),
+                                                                          ("headline", "board"))):
+        text = (site / page).read_text(encoding="utf-8")
+        for table_id in ids:
+            table = text[text.index(f'id="{table_id}"'):]
+            head = table[: table.index("</thead>")].split("<tr>")[-1]
+            for attrs, label in re.findall(r"<th([^>]*)>(.*?)</th>", head, flags=re.S):
+                label = html.unescape(re.sub(r"<[^>]+>", "", label)).strip()
+                heads_seen += 1
+                if 'class="name' in attrs:
+                    continue  # the row's name: agent, model or cohort
+                assert re.search(r'title="[^"]{8,}"', attrs), (page, table_id, label)
+                if table_id == "headline":
+                    assert re.sub(r" \[95 %\]| \(bets\)", "", label) in names, (label, sorted(names))
+    assert heads_seen > 40

@@ -153,7 +153,7 @@ def test_statistics_pages_show_the_services_numbers_and_are_linked(sim_arena, tm
     assert report.pages["statistics"] == len(stats) > 0
     for name, st in stats.items():
         html = (out / page_path("statistics", name)).read_text()
-        assert "PROVISIONAL" in html and "<script>alert" not in html
+        assert "Interim scores (provisional until every market resolves)" in html and "<script>alert" not in html
         cohort_html = (out / page_path("cohort", name)).read_text()
         assert page_path("statistics", name).split("/")[-1] in cohort_html
         for rec in st.summary().to_dict("records"):
