@@ -29,6 +29,7 @@ from pydantic_core import PydanticCustomError
 from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS, CohortRules
 from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
 from arena.errors import ConfigError
+from arena.jobs import SCHEDULED_JOBS
 from arena.money import Money, MoneyError
 
 
@@ -68,7 +69,7 @@ RANK_BY = ("volume_24h", "liquidity", "volume")
 # Tracks a lineup seat runs in: `model` answers from the prompt alone, `agent` may call tools (arena.agents.tools).
 TRACKS = ("model", "agent")
 # Job ids the scheduler knows (jobs/scheduler.py); a [schedule] key outside this set is a typo.
-KNOWN_JOBS = ("sync", "cohort_start", "decision_round", "mark", "settle", "backup", "compact")
+KNOWN_JOBS = SCHEDULED_JOBS  # the job registry's scheduled jobs: the keys [schedule] may name
 INTERVAL_UNITS = ("weeks", "days", "hours", "minutes", "seconds")
 # The keys of an [[agents]] table that only an LLM seat takes (a baseline refuses them).
 _LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
