@@ -121,7 +121,7 @@ def statistics_pages(engine: Engine, out: Path, as_of: datetime, statistics: str
     return _render_pages(out, "statistics", pages)
 
 
-RENDER_STAGES = 6  # calls of `on_stage` per render (for a progress bar)
+RENDER_STAGES = 9  # calls of `on_stage` per render (for a progress bar; a test counts them)
 
 
 def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True,

@@ -33,3 +33,29 @@ def test_the_render_writing_the_page_is_not_shown_as_running(sim_arena):
     cells = re.findall(r'<td class="num">(.*?)</td>', render_row.group(1), flags=re.S)
     runs_n, ok, failed, running = cells[:4]
     assert runs_n == "2" and running.startswith("1 ") and "this one" in running
+
+
+def test_the_render_job_leaves_an_operations_page_showing_itself_finished(sim_arena, tmp_path):
+    from arena.clock import FixedClock
+    from arena.jobs import runtime
+    from arena.jobs.scheduler import run_now
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    runtime.configure(runtime.Runtime(engine, FixedClock(as_of), site_dir=tmp_path / "site"))
+    out = run_now("render")
+    assert out.status == "ok" and (tmp_path / "site" / "index.html").exists()
+    text = (tmp_path / "site" / "operations.html").read_text()
+    runs = text[text.index('id="job-runs"'):]
+    runs = runs[: runs.index("</table>")]
+    assert "writing this page" not in runs
+    assert re.search(r"<td>render</td><td>manual@[^<]+</td><td><span class=\"status status-ok\"[^>]*>ok</span>", runs)
+
+
+def test_the_render_reports_as_many_stages_as_its_progress_bar_expects(sim_arena, tmp_path):
+    from arena.web.render import RENDER_STAGES, render_site
+
+    for parallel in (False, True):
+        stages: list[str] = []
+        render_site(sim_arena.engine, tmp_path / f"site{parallel}", sim_arena.as_of, parallel=parallel,
+                    on_stage=stages.append)
+        assert len(stages) == RENDER_STAGES, stages
