@@ -38,6 +38,7 @@ from sqlalchemy import text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from arena.store.engine import make_engine, migrate, normalize_url  # noqa: E402
+from arena.store.frames import rows_frame
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=timezone.utc)
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -238,7 +239,7 @@ def previous_agent_values(session, as_of, cohort_ids):  # type: ignore[no-untype
     from sqlalchemy import BigInteger, bindparam
     from sqlalchemy.dialects.postgresql import ARRAY
 
-    from arena.services.mark import rows_frame
+    
 
     conn = session.connection()
     conn.execute(text("SET LOCAL work_mem = '256MB'"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,6 +83,12 @@ def value_micros(shares: np.ndarray, price_ppm: np.ndarray) -> np.ndarray:
     price_ppm = np.asarray(price_ppm, dtype=np.int64)
     whole, rest = np.divmod(shares, MICRO)
     return whole * price_ppm + (rest * price_ppm) // MICRO
+
+
+def complement_ppm(yes_ppm: Any) -> Any:
+    """The NO side's price of a binary market that stores only YES: NO = 1 − YES, in ppm — for an int or an
+    integer array alike. The one place the rule is written (`Price.complement` is its scalar value type)."""
+    return MICRO - yes_ppm
 
 
 def total(values: Iterable[Money]) -> Money:

@@ -23,10 +23,11 @@ from arena.errors import InputError
 from arena.scoring.ablation import PairedDifference, paired_difference, replicate_spread
 from arena.scoring.leaderboard import per_bet_scores
 from arena.scoring.sequential import DEFAULT_ALPHA, confidence_sequence
-from arena.services.mark import rows_frame
-from arena.services.score import bets_frame
-from arena.services.standings import forecast_set_frame
+
+
+
 from arena.store.tables import AgentRow, CohortRow, FillRow, ResolutionRow
+from arena.store.frames import bets_frame, forecast_set_frame, rows_frame
 
 MICRO = 1_000_000
 METRICS = ("forecast_brier", "kelly_brier", "pnl")

@@ -18,10 +18,11 @@ from sqlmodel import Session
 
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.services.mark import cash_frame, position_frame, price_frame, value_positions
-from arena.services.score import bets_frame, forecasts_frame
+from arena.services.mark import value_positions
+
 from arena.services.standings import Boards, standings as compute_boards
 from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
+from arena.store.frames import bets_frame, cash_frame, forecasts_frame, position_frame, price_frame
 
 
 @dataclass(frozen=True)

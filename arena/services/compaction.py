@@ -26,9 +26,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from arena.services.mark import rows_frame
 from arena.store import partitions
 from arena.store.engine import session_scope
+from arena.store.frames import rows_frame
 from arena.store.tables import (
     CohortRow,
     DecisionRow,

@@ -17,11 +17,13 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from arena.domain.market import NO, YES
+from arena.domain.market import NO
 from arena.money import MICRO
 from arena.scoring.decomposition import PART_COLUMNS, SUM_COLUMNS, decompose, summarize
-from arena.services.mark import price_frame, rows_frame
+
 from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow, PriceSnapshotRow, ResolutionRow
+from arena.services.mark import side_prices
+from arena.store.frames import price_frame, rows_frame
 
 POSITION = ["agent_id", "market_id", "outcome"]
 
@@ -77,13 +79,13 @@ def _beliefs(session: Session, fills: pd.DataFrame) -> pd.Series:
 
 
 def _side_prices(prices: pd.DataFrame, wanted: pd.DataFrame) -> pd.Series:
-    """Side price per wanted (market_id, outcome): the outcome's own snapshot, else 1 − YES for a NO side."""
-    direct = dict(zip(zip(prices["market_id"], prices["outcome"]), prices["price_ppm"]))
+    """Side price per wanted (market_id, outcome): the outcome's own snapshot, else 1 − YES for a NO side
+    (`mark.side_prices`)."""
+    sides = side_prices(prices)
+    direct = dict(zip(zip(sides["market_id"], sides["outcome"]), sides["price_ppm"]))
     out = []
     for m, o in zip(wanted["market_id"], wanted["outcome"]):
         v = direct.get((m, o))
-        if v is None and o == NO and (m, YES) in direct:
-            v = MICRO - int(direct[(m, YES)])
         out.append(None if v is None else int(v))
     return pd.Series(out, index=wanted.index, dtype=object)
 

@@ -10,50 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, String, bindparam, func, literal_column, select, text
+from sqlalchemy import BigInteger, bindparam, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.domain.market import NO, YES
-from arena.domain.valuation import value_micros
+from arena.domain.valuation import complement_ppm, value_micros
 from arena.money import MICRO
 from arena.store import repo
 from arena.store.engine import session_scope
-from arena.store.tables import AgentRow, CohortRow, FillRow, PortfolioSnapshotRow, PriceSnapshotRow
-
-
-def rows_frame(rows: Sequence[Sequence[object]], columns: list[str]) -> pd.DataFrame:
-    """A DataFrame built column-wise: about 20× faster than from SQLAlchemy Row objects."""
-    cols = list(zip(*rows)) if rows else [()] * len(columns)
-    return pd.DataFrame({c: list(v) for c, v in zip(columns, cols)})
-
-
-def _raw_rows(session: Session, q: Any) -> list[tuple]:
-    """Rows of `q` straight from the DBAPI cursor: for the 100k-row position fold, SQLAlchemy's per-row result
-    processing costs more than the query. Only for statements whose bound values are plain integers and
-    strings (rendered as literals by the dialect's own compiler)."""
-    conn = session.connection()
-    sql = str(q.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(sql)
-        return cursor.fetchall()
-    finally:
-        cursor.close()
-
-
-def timestamp_literal(at: datetime) -> Any:
-    """`at` as a PostgreSQL timestamptz literal, so a time-filtered statement can take `_raw_rows` (whose
-    literal rendering has no portable form for a datetime bound). The text is `isoformat()` of an aware
-    datetime — digits and `-:+.T` only."""
-    if at.tzinfo is None:
-        raise ValueError("timestamp_literal takes an aware datetime")
-    return literal_column(f"CAST('{at.isoformat()}' AS timestamptz)")
+from arena.store.frames import cash_frame, fill_markets, position_frame, price_frame, rows_frame
+from arena.store.tables import CohortRow, PortfolioSnapshotRow
 
 
 @dataclass(frozen=True)
@@ -64,83 +35,6 @@ class MarkCounts:
     snapshots_written: int
 
 
-def position_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
-    """Open positions (shares > 0) of the cohorts: agent_id, market_id, outcome, shares, cost (micro units).
-    With `as_of`, only fills recorded at or before it count (the book as it stood then)."""
-    q = (
-        select(FillRow.agent_id, FillRow.market_id, FillRow.outcome,
-               func.sum(FillRow.shares).label("shares"), func.sum(FillRow.cost_micros).label("cost"))
-        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-        .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
-        .having(func.sum(FillRow.shares) > 0)
-    )
-    if session.connection().dialect.name == "postgresql":
-        rows = _raw_rows(session, q if as_of is None else q.where(FillRow.at <= timestamp_literal(as_of)))
-    elif as_of is not None:  # a datetime bound cannot be rendered as a literal portably: the ORM path executes it
-        rows = session.connection().execute(q.where(FillRow.at <= as_of)).all()
-    else:
-        rows = _raw_rows(session, q)
-    df = rows_frame(rows, ["agent_id", "market_id", "outcome", "shares", "cost"])
-    return df.astype({"agent_id": "int64", "shares": "int64", "cost": "int64"})
-
-
-def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
-    """Every agent of the cohorts with its cash = starting cash + Σ cash deltas of its fills (with `as_of`: of
-    its fills recorded at or before it)."""
-    fq = (
-        select(FillRow.agent_id, func.sum(FillRow.cash_micros).label("delta"))
-        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-        .group_by(FillRow.agent_id)
-    )
-    fills = (fq.where(FillRow.at <= as_of) if as_of is not None else fq).subquery()
-    q = (
-        select(AgentRow.id, AgentRow.cohort_id, CohortRow.starting_cash_micros, fills.c.delta)
-        .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
-        .outerjoin(fills, fills.c.agent_id == AgentRow.id)
-        .where(AgentRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-    )
-    df = rows_frame(session.connection().execute(q).all(), ["agent_id", "cohort_id", "start", "delta"])
-    df["delta"] = df["delta"].fillna(0).astype("int64")
-    df["cash"] = df["start"].astype("int64") + df["delta"]
-    return df
-
-
-def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) -> pd.DataFrame:
-    """Latest price per (market, outcome) among snapshots fetched and observed by `as_of`."""
-    if not len(market_ids):
-        return pd.DataFrame(columns=["market_id", "outcome", "price_ppm"])
-    conn = session.connection()
-    if conn.dialect.name == "postgresql":
-        # One array parameter instead of an IN list of 10⁴–10⁵ values (whose parsing and planning cost more
-        # than the query), and DISTINCT ON for the newest row per (market, outcome), ties to the later id.
-        q = text(
-            "SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm FROM price_snapshots "
-            "WHERE market_id = ANY(:ids) AND fetched_at <= :t AND observed_at <= :t "
-            "ORDER BY market_id, outcome, observed_at DESC, id DESC"
-        ).bindparams(bindparam("ids", type_=ARRAY(String)))
-        return rows_frame(conn.execute(q, {"ids": list(market_ids), "t": as_of}).all(),
-                          ["market_id", "outcome", "price_ppm"])
-    latest = (
-        select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome,
-               func.max(PriceSnapshotRow.observed_at).label("t"))
-        .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of,
-               PriceSnapshotRow.market_id.in_(list(market_ids)))  # type: ignore[attr-defined]
-        .group_by(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome)
-        .subquery()
-    )
-    q = (
-        select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.price_ppm,
-               PriceSnapshotRow.id)
-        .join(latest, (PriceSnapshotRow.market_id == latest.c.market_id)
-              & (PriceSnapshotRow.outcome == latest.c.outcome) & (PriceSnapshotRow.observed_at == latest.c.t))
-        .where(PriceSnapshotRow.fetched_at <= as_of)
-    )
-    df = rows_frame(session.connection().execute(q).all(), ["market_id", "outcome", "price_ppm", "id"])
-    # Two sources observed at the same instant: the later-recorded one wins, deterministically.
-    df = df.sort_values("id").drop_duplicates(["market_id", "outcome"], keep="last")
-    return df[["market_id", "outcome", "price_ppm"]]
-
-
 def side_prices(prices: pd.DataFrame) -> pd.DataFrame:
     """The price of each side a position can hold (market_id, outcome, price_ppm): every stored price, plus
     NO = 1 − YES for a market with a YES price and no NO price of its own (binary markets store YES only)."""
@@ -149,7 +43,7 @@ def side_prices(prices: pd.DataFrame) -> pd.DataFrame:
     has_no = set(prices.loc[prices["outcome"] == NO, "market_id"])
     derived = yes[~yes["market_id"].isin(has_no)]
     derived = pd.DataFrame({"market_id": derived["market_id"].to_numpy(), "outcome": NO,
-                            "price_ppm": MICRO - derived["price_ppm"].astype("int64").to_numpy()})
+                            "price_ppm": complement_ppm(derived["price_ppm"].astype("int64").to_numpy())})
     out = pd.concat([prices, derived], ignore_index=True) if len(derived) else prices.reset_index(drop=True)
     return out.astype({"price_ppm": "int64"})
 
@@ -201,13 +95,6 @@ GROUP BY pos.agent_id
 """
 
 
-def _fill_markets(session: Session, cohort_ids: Sequence[int]) -> list[str]:
-    """The markets the cohorts have fills in (a superset of their open positions' markets)."""
-    q = text("SELECT DISTINCT market_id FROM fills WHERE cohort_id = ANY(:cohorts)").bindparams(
-        bindparam("cohorts", type_=ARRAY(BigInteger)))
-    return list(session.connection().execute(q, {"cohorts": [int(c) for c in cohort_ids]}).scalars())
-
-
 def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
                  point_in_time: bool = False) -> pd.DataFrame:
     """Per agent with open positions: positions_value (micro-USD), open_positions, unpriced — the sums of
@@ -219,7 +106,7 @@ def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *
     elsewhere in pandas."""
     conn = session.connection()
     if conn.dialect.name == "postgresql":
-        side = side_prices(price_frame(session, as_of, _fill_markets(session, cohort_ids)))
+        side = side_prices(price_frame(session, as_of, fill_markets(session, cohort_ids)))
         before = conn.execute(text("SELECT current_setting('enable_hashagg'), current_setting('enable_mergejoin')")).one()
         # (this transaction only) the fold's sorts stay in memory; no hash aggregation of 10⁶ groups, and no
         # merge join (it would sort the 10⁶ positions by market text to meet 4·10⁴ side prices)

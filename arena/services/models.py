@@ -22,8 +22,9 @@ from sqlmodel import Session
 from arena.clock import utc
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, differences_from_cells, score_cells
-from arena.services.standings import forecast_set_frame
+
 from arena.store.tables import CohortRow
+from arena.store.frames import forecast_set_frame
 
 
 @dataclass(frozen=True)

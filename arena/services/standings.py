@@ -25,14 +25,12 @@ from sqlmodel import Session
 
 from arena.clock import utc
 from arena.config import TRACKS, track_of
-from arena.domain.market import YES
-from arena.money import MICRO
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
 from arena.scoring.stats import DEFAULT_N_BOOT
 from arena.services.board_cache import cached_cohort_boards
-from arena.services.mark import rows_frame
-from arena.services.score import bets_frame, latest_resolutions, portfolios_frame
-from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow
+from arena.services.score import portfolios_frame
+from arena.store.frames import bets_frame, forecast_set_frame
+from arena.store.tables import AgentRow, CohortRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
 JSON_FIELDS = (
@@ -65,45 +63,6 @@ class Boards:
 
 def _kind(agent_kind: str) -> str:
     return "llm" if agent_kind == "llm" else "baseline"
-
-
-def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime | None = None, *,
-                       all_replicates: bool = False) -> pd.DataFrame:
-    """The cohorts' forecast-set rows: cohort, agent, market_id, question (market@round), probability (stated
-    P(YES)), market_price (the YES price the agent saw, NaN if none) and outcome_yes (YES payout of the latest
-    resolution recorded by `as_of`; NaN when unresolved, void or not a YES/NO payout). With `as_of`, only
-    decisions completed by then.
-
-    Only the executed replicate's forecasts (replicate 1) unless `all_replicates` (then a `replicate` column
-    says which ask stated each row): the headline scores each seat on one ask, as an unreplicated seat is, so
-    seats with different replicate counts stay comparable (a mean of k asks is an ensemble, whose Brier is
-    lower by Jensen's inequality alone) and the scored forecasts are the ones its bets came with."""
-    q = (select(CohortRow.name, AgentRow.name, ForecastRow.market_id, DecisionRow.round_key, ForecastRow.probability,
-                ForecastRow.market_price_ppm, ForecastRow.replicate)
-         .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
-         .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
-         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
-         .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
-         .order_by(ForecastRow.id))
-    if not all_replicates:
-        q = q.where(ForecastRow.replicate == 1)  # type: ignore[arg-type]
-    if as_of is not None:
-        q = q.where(DecisionRow.completed_at <= as_of, ForecastRow.as_of <= as_of)  # type: ignore[operator]
-    df = rows_frame(session.connection().execute(q).all(),
-                    ["cohort", "agent", "market_id", "round", "probability", "price_ppm", "replicate"])
-    if not all_replicates:
-        df = df.drop(columns="replicate")
-    df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
-    df["market_price"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float) / MICRO
-    res = latest_resolutions(session, as_of)
-    outcome = {}
-    for mid, kind, payouts in zip(res["market_id"], res["kind"], res["payouts"]):
-        if kind in ("winner", "probabilistic") and YES in payouts:
-            outcome[mid] = int(payouts[YES]) / MICRO
-    df["outcome_yes"] = df["market_id"].map(outcome).astype(float)
-    df["probability"] = df["probability"].astype(float)
-    cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes"]
-    return df[cols + (["replicate"] if all_replicates else [])]
 
 
 def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
@@ -217,4 +176,4 @@ def boards_csv(boards: Boards) -> str:
     return frame.where(frame.notna(), None).to_csv(index=False)
 
 
-__all__ = ["JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_json", "forecast_set_frame", "standings"]
+__all__ = ["JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_json", "standings"]

@@ -29,10 +29,11 @@ from arena.scoring.sequential import DEFAULT_ALPHA, compare_sequentially
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
 from arena.services.ablation import PairComparison, compare_pairs, resolution_times
-from arena.services.mark import price_frame
-from arena.services.score import rows_frame, bets_frame, latest_resolutions
-from arena.services.standings import forecast_set_frame
+
+
+
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow
+from arena.store.frames import bets_frame, forecast_set_frame, latest_resolutions, price_frame, rows_frame
 
 DEFAULT_MIN_RESOLVED = PROVISIONAL_MIN_RESOLVED  # the one provisional rule (arena/scoring/provisional.py)
 DEFAULT_DRAWS = 1000

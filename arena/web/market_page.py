@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from arena.clock import utc
 from arena.domain.market import NO, YES
+from arena.domain.valuation import complement_ppm
 from arena.money import MICRO
 from arena.services.market_forecasts import market_forecasts
 from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
@@ -142,7 +143,7 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
             tviews.append(TradeView(at, aid, agent, cohort, page_path("agent", aid), cohort_hrefs(cohort), fkind,
                                     outcome, int(sh), p, int(cash)))
             if fkind in ("buy", "sell") and p is not None:
-                on_line = MICRO - int(p) if binary and outcome == NO else int(p)  # the NO price on the YES line
+                on_line = complement_ppm(int(p)) if binary and outcome == NO else int(p)  # the NO price on the YES line
                 tip = f"{agent} ({cohort}): {fkind.upper()} {outcome} {money(abs(int(cash)))} at {int(p) / MICRO:g}"
                 marks.append((at, on_line, "up" if fkind == "buy" else "down", tip,
                               "no" if outcome == NO else "yes"))

@@ -17,11 +17,12 @@ from arena.services import board_cache
 from arena.services.board_cache import KEEP_PER_COHORT, cohort_keys, decode, encode
 from arena.services.cohorts import LineupEntry
 from arena.services.point_in_time import store_as_of
-from arena.services.score import bets_frame, portfolios_frame
+from arena.services.score import portfolios_frame
 from arena.services.simulation import simulate
-from arena.services.standings import forecast_set_frame, standings
+from arena.services.standings import standings
 from arena.store.tables import AgentRow, BoardCacheRow, CohortRow, ForecastRow, ResolutionRow
 from arena.venues.simulated import SimulatedUniverse
+from arena.store.frames import bets_frame, forecast_set_frame
 
 START = datetime(2026, 1, 4, tzinfo=timezone.utc)
 LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)

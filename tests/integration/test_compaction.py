@@ -15,10 +15,11 @@ from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
 from arena.services import compaction, decide, ingest, mark, settle
 from arena.services.cohorts import LineupEntry, start_cohort
-from arena.services.mark import price_frame
+
 from arena.services.score import cohort_leaderboards
 from arena.store.engine import session_scope
 from arena.store.tables import PriceSnapshotRow
+from arena.store.frames import price_frame
 
 T0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
 CLOSE = T0 + timedelta(days=6)

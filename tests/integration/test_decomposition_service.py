@@ -12,10 +12,11 @@ from arena.domain.valuation import value_ledger
 from arena.money import Money, Price
 from arena.services import ingest
 from arena.services.decomposition import decomposition
-from arena.services.mark import price_frame
+
 from arena.store import repo
 from arena.store.engine import make_engine, session_scope
 from arena.store.tables import AgentRow, CohortRow, FillRow
+from arena.store.frames import price_frame
 
 LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
 

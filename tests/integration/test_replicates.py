@@ -16,9 +16,10 @@ from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
 from arena.services import decide, ingest
 from arena.services.cohorts import LineupEntry, start_cohort
-from arena.services.standings import forecast_set_frame
+
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, DecisionReplicateRow, DecisionRow, FillRow, ForecastRow, ModelCallRow
+from arena.store.frames import forecast_set_frame
 
 T0 = datetime(2026, 1, 4, 0, 5, tzinfo=timezone.utc)
 

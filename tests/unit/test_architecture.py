@@ -98,3 +98,25 @@ def test_no_web_module_is_over_400_lines():
     sizes = {str(f.relative_to(ARENA)): len(f.read_text().splitlines()) for f in WEB.rglob("*.py")}
     assert len(sizes) > 10  # the web layer is split into modules (not one big contexts.py)
     assert {f: n for f, n in sizes.items() if n > WEB_MAX_LINES} == {}
+
+
+def test_the_store_and_its_read_model_sit_below_the_services():
+    offenders = [f"{f.relative_to(ARENA)} imports {name}" for f in (ARENA / "store").rglob("*.py")
+                 for name in _imported_modules(f)
+                 if any(_under(name, up) for up in ("arena.services", "arena.web", "arena.agents", "arena.venues",
+                                                    "arena.jobs", "arena.cli"))]
+    assert offenders == []
+
+
+def test_every_set_based_frame_is_read_through_the_read_model():
+    """The frames (positions, cash, prices, resolutions, bets, forecasts) are defined once, in store/frames.py."""
+    from arena.store import frames
+
+    defined_elsewhere = []
+    for f in ARENA.rglob("*.py"):
+        if f == ARENA / "store" / "frames.py":
+            continue
+        tree = ast.parse(f.read_text())
+        defined_elsewhere += [f"{f.relative_to(ARENA)}: {n.name}" for n in tree.body
+                              if isinstance(n, ast.FunctionDef) and n.name in frames.__all__]
+    assert defined_elsewhere == []
