@@ -17,8 +17,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.money import MICRO
-from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
+from arena.scoring.leaderboard import leaderboard
 from arena.services.mark import value_positions
+from arena.services.score import overall_table
 
 from arena.services.standings import Boards, standings as compute_boards
 from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
@@ -146,22 +147,3 @@ def agent_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] |
                           {a: tuple(p) for a, p in pos_by_agent.items()}, metrics, order,
                           overall_table(bets, portfolios) if with_overall else None,
                           {a: tuple(c) for a, c in curves.items()}, boards)
-
-
-def overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame:
-    """Per model across cohorts — `services.score.overall_leaderboard`'s table, from frames already read:
-    cohorts, mean return, total P/L and the pooled Brier of all the model's resolved bets."""
-    if portfolios.empty:
-        return pd.DataFrame(columns=["agent", "cohorts", "mean_return_pct", "total_pnl", "n_resolved", "brier"])
-    ports = portfolios.assign(pnl=portfolios["total_value"] - portfolios["starting_balance"])
-    ports["return_pct"] = 100.0 * ports["pnl"] / ports["starting_balance"]
-    money_table = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
-                                             total_pnl=("pnl", "sum"))
-    if len(bets):
-        brier = model_brier_across_cohorts(bets.assign(model=bets["agent"]))
-    else:
-        brier = pd.DataFrame({"model": pd.Series(dtype=str), "n_resolved": pd.Series(dtype="int64"),
-                              "brier": pd.Series(dtype=float)})
-    brier = brier.rename(columns={"model": "agent"}).set_index("agent")
-    table = money_table.join(brier, how="left").reset_index()
-    return table.sort_values(["brier", "agent"], na_position="last", kind="stable").reset_index(drop=True)

@@ -57,15 +57,24 @@ def overall_leaderboard(engine: Engine, as_of: datetime) -> pd.DataFrame:
             return pd.DataFrame()
         bets = bets_frame(s, ids)
         ports = portfolios_frame(s, as_of, ids)
-    ports = ports.assign(pnl=ports["total_value"] - ports["starting_balance"])
+    return overall_table(bets, ports)
+
+
+def overall_table(bets: pd.DataFrame, portfolios: pd.DataFrame) -> pd.DataFrame:
+    """Per model (agent name) across cohorts, from frames already read: cohorts, mean return, total P/L and the
+    pooled Brier of all the model's resolved bets (an agent's name is its model: the same name in every cohort
+    is the same model)."""
+    if portfolios.empty:
+        return pd.DataFrame(columns=["agent", "cohorts", "mean_return_pct", "total_pnl", "n_resolved", "brier"])
+    ports = portfolios.assign(pnl=portfolios["total_value"] - portfolios["starting_balance"])
     ports["return_pct"] = 100.0 * ports["pnl"] / ports["starting_balance"]
-    money = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
-                                       total_pnl=("pnl", "sum"))
-    if len(bets):  # an agent's name is its model: the same name in every cohort is the same model
+    money_table = ports.groupby("agent").agg(cohorts=("cohort", "nunique"), mean_return_pct=("return_pct", "mean"),
+                                             total_pnl=("pnl", "sum"))
+    if len(bets):
         brier = model_brier_across_cohorts(bets.assign(model=bets["agent"]))
     else:
         brier = pd.DataFrame({"model": pd.Series(dtype=str), "n_resolved": pd.Series(dtype="int64"),
                               "brier": pd.Series(dtype=float)})
     brier = brier.rename(columns={"model": "agent"}).set_index("agent")
-    table = money.join(brier, how="left").reset_index()
+    table = money_table.join(brier, how="left").reset_index()
     return table.sort_values(["brier", "agent"], na_position="last", kind="stable").reset_index(drop=True)
