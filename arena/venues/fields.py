@@ -135,7 +135,7 @@ def blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and value.strip() == "")
 
 
-def _required_text(value: object) -> str:
+def required_text(value: object) -> str:
     if value is None:
         fail("missing")
     if not isinstance(value, str):
@@ -193,7 +193,7 @@ def exact_probability(value: object, at: str = "") -> Decimal:
     return d
 
 
-def _decimal_number(value: object) -> float | None:
+def decimal_number(value: object) -> float | None:
     """A number or numeric string (Gamma sends ``volume`` as a string, ``volumeNum`` as a number)."""
     if blank(value):
         return None
@@ -253,12 +253,12 @@ def _nullable_list(value: object) -> list[Any]:
 # Field types. A strict ``str | None`` / ``bool | None`` is checked by pydantic-core itself (no Python call).
 Text = str | None  # a string field; None when absent or null (read it as ``x or ""``)
 Flag = bool | None  # a boolean field; None when absent or null
-RequiredText = Annotated[str, PlainValidator(_required_text)]  # missing, null or blank is an error
+RequiredText = Annotated[str, PlainValidator(required_text)]  # missing, null or blank is an error
 VenueId = Annotated[str, PlainValidator(_venue_id)]  # a str or int id, stripped; missing or blank is an error
 OptionalId = Annotated[str, PlainValidator(_optional_id)]  # the same, "" when absent
 OptionalPrice = Annotated[Price | None, PlainValidator(_optional_price)]  # None when absent, null or ""
 RequiredPrice = Annotated[Price, PlainValidator(_required_price)]
-DecimalNumber = Annotated[float | None, PlainValidator(_decimal_number)]  # a number or numeric string
+DecimalNumber = Annotated[float | None, PlainValidator(decimal_number)]  # a number or numeric string
 IsoTimestamp = Annotated[datetime | None, PlainValidator(_iso_timestamp)]  # aware UTC; None for null/""
 NullableList = Annotated[list[Any], PlainValidator(_nullable_list)]  # an array; [] when null
 

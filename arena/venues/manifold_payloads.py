@@ -16,7 +16,7 @@ from pydantic import Field, PlainValidator, ValidationInfo, WrapValidator, model
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 from arena.money import MoneyError, Price
-from arena.venues.fields import Flag, Payload, RequiredText, Text, fail, unsupported
+from arena.venues.fields import Flag, Payload, RequiredText, Text, fail, required_text, unsupported
 
 BINARY_TYPE = "BINARY"
 MC_TYPE = "MULTIPLE_CHOICE"
@@ -90,12 +90,7 @@ def _answer_index(value: object) -> int:
 
 
 def _outcome_type(value: object, info: ValidationInfo) -> str:
-    if value is None:
-        fail("missing")
-    if not isinstance(value, str):
-        fail(f"expected a string, got {type(value).__name__}")
-    if not value.strip():
-        fail("empty")
+    value = required_text(value)
     if value not in SUPPORTED_TYPES:
         unsupported(f"{value} markets are not tradable in the arena", value, info, _BEFORE["outcomeType"])
     return value

@@ -32,6 +32,7 @@ from arena.venues.fields import (
     Text,
     VenueId,
     blank,
+    decimal_number,
     exact_probability,
     fail,
     unsupported,
@@ -136,12 +137,7 @@ def _fallback_number(value: object, info: ValidationInfo) -> float | None:
     twin = {"volume": "volumeNum", "liquidity": "liquidityNum"}[str(info.field_name)]
     if info.data.get(twin) is not None:
         return None
-    if blank(value):
-        return None
-    try:
-        return float(parse_decimal_price(value))
-    except MoneyError as exc:
-        fail(str(exc))
+    return decimal_number(value)
 
 
 def _quote_price(value: object, info: ValidationInfo) -> Price | None:
