@@ -65,8 +65,8 @@ def is_yes(side: ArrayLike) -> np.ndarray:
     if arr.dtype == bool:
         return arr
     # A million bets carry two or three distinct labels: normalise each distinct label once, then index.
-    codes, uniques = pd.factorize(pd.Series(arr.astype(object).ravel()).astype(str), use_na_sentinel=False)
-    labels = pd.Series(uniques, dtype=object).str.strip().str.upper()
+    codes, uniques = pd.factorize(arr.astype(object).ravel(), use_na_sentinel=False)
+    labels = pd.Series([str(u) for u in uniques], dtype=object).str.strip().str.upper()
     yes_u = (labels == "YES").to_numpy()
     no_u = (labels == "NO").to_numpy()
     if not (yes_u | no_u).all():

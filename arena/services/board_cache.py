@@ -19,8 +19,9 @@ with one warning in the log.
 from __future__ import annotations
 
 import hashlib
-import logging
-from collections.abc import Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
@@ -29,15 +30,12 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
-from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
-from arena.clock import utc
 from arena.scoring.board import cohort_boards
+from arena.store.memo import MemoTable
 from arena.store.tables import BoardCacheRow
 
-log = logging.getLogger(__name__)
 
 FORMAT = 1  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 8
@@ -118,76 +116,87 @@ def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
     return frame[frame["cohort"].isin(list(cohorts))] if len(frame) else frame
 
 
-class _Store:
-    """The `board_cache` table, failing soft: a read or write error is logged once and the cache acts empty."""
+class _Recent:
+    """Boards this process decoded or computed lately, by key (a key names a board's inputs, so an entry is
+    right for any database that asks for it), at most `size`; thread-safe. Frames are shared, never changed."""
 
-    warned = False
+    def __init__(self, size: int):
+        self.size, self.lock, self.items = size, threading.Lock(), OrderedDict[str, pd.DataFrame]()
 
-    def __init__(self, engine: Engine):
-        self.engine = engine
+    def get_many(self, keys: Iterable[str]) -> dict[str, pd.DataFrame]:
+        with self.lock:
+            found = {k: self.items[k] for k in keys if k in self.items}
+            for k in found:
+                self.items.move_to_end(k)
+            return found
 
-    def _soft(self, what: str, exc: Exception) -> None:
-        if not _Store.warned:
-            log.warning("board cache %s failed (boards are computed instead): %s", what, str(exc).splitlines()[0])
-            _Store.warned = True
+    def put_many(self, boards: Mapping[str, pd.DataFrame]) -> None:
+        with self.lock:
+            self.items.update(boards)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
 
-    def load(self, keys: Iterable[str]) -> dict[str, pd.DataFrame]:
-        keys = list(keys)
-        found: dict[str, pd.DataFrame] = {}
-        try:
-            with self.engine.connect() as conn:
-                for lo in range(0, len(keys), 500):
-                    chunk = keys[lo : lo + 500]
-                    for key, payload in conn.execute(select(_TABLE.c.key, _TABLE.c.payload)
-                                                     .where(_TABLE.c.key.in_(chunk))):
-                        try:
-                            found[key] = decode(payload)
-                        except (ValueError, KeyError, TypeError) as exc:  # an entry of another format: recompute
-                            self._soft("decoding an entry", exc)
-        except SQLAlchemyError as exc:
-            self._soft("read", exc)
-            return {}
-        return found
 
-    def save(self, entries: Mapping[str, tuple[Any, pd.DataFrame]], used: Iterable[str], now: datetime) -> None:
-        now = utc(now)
-        used = list(used)
-        try:
-            with self.engine.begin() as conn:
-                if used:
-                    for lo in range(0, len(used), 500):
-                        conn.execute(update(_TABLE).where(_TABLE.c.key.in_(used[lo : lo + 500])).values(used_at=now))
-                if not entries:
-                    return
-                present = set(conn.execute(select(_TABLE.c.key).where(_TABLE.c.key.in_(list(entries)))).scalars())
-                rows = [dict(key=k, cohort=str(c), payload=encode(f), stored_at=now, used_at=now)
-                        for k, (c, f) in entries.items() if k not in present]
-                if rows:
-                    conn.execute(insert(_TABLE), rows)
-                for cohort in {str(c) for c, _ in entries.values()}:
-                    keep = (select(_TABLE.c.key).where(_TABLE.c.cohort == cohort)
-                            .order_by(_TABLE.c.used_at.desc(), _TABLE.c.key).limit(KEEP_PER_COHORT))
-                    conn.execute(delete(_TABLE).where(_TABLE.c.cohort == cohort,
-                                                      _TABLE.c.key.not_in(keep.scalar_subquery())))
-        except SQLAlchemyError as exc:  # e.g. read-only, locked, or another render stored the same key first
-            self._soft("write", exc)
+_RECENT = _Recent(50_000)
+
+
+def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],
+                         options: Mapping[str, Any]) -> pd.DataFrame:
+    """The overall board computed by `compute` from every cohort's rows, named by `inputs` (cohort → a hash of
+    its rows, as `services.frame_cache` gives): kept in this process only, so a render that finds nothing
+    changed takes it from memory (it is one board per process and option set; a changed cohort recomputes it)."""
+    key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
+        [sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options)],
+        option=orjson.OPT_SORT_KEYS)).hexdigest()
+    hit = _RECENT.get_many([key]).get(key)
+    if hit is not None:
+        return hit
+    board = compute()
+    _RECENT.put_many({key: board})
+    return board
+
+
+def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],
+               options: Mapping[str, Any]) -> dict[Any, str]:
+    """cohort → its board's key from `inputs` (cohort → a hash naming exactly its rows in the three frames, as
+    `services.frame_cache` gives) instead of from the rows themselves; `agents`: cohort → its agents' names."""
+    head = hashlib.sha256(b"inputs\0" + code_digest().encode() + orjson.dumps(dict(options), option=orjson.OPT_SORT_KEYS))
+    keys = {}
+    for c, named in inputs.items():
+        h = head.copy()
+        h.update(orjson.dumps([str(c), named, sorted((a, kinds.get(a)) for a in agents.get(c, ()))]))
+        keys[c] = h.hexdigest()
+    return keys
 
 
 def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.DataFrame,
                          *, now: datetime, kinds: Mapping[str, str], rank_by: str, n_boot: int,
-                         seed: int) -> dict[Any, pd.DataFrame]:
+                         seed: int, inputs: Mapping[Any, str] | None = None,
+                         agents: Mapping[Any, Iterable[str]] | None = None, scope: str = "") -> dict[Any, pd.DataFrame]:
     """`scoring.board.cohort_boards(forecasts, bets, portfolios, ...)`, equal frame for frame, computing only the
-    cohorts whose inputs have no stored board yet and storing those (`now` stamps the entries' use)."""
+    cohorts whose inputs have no stored board yet and storing those (`now` stamps the entries' use). With
+    `inputs` (and `agents`, see `input_keys`), the cohorts are keyed by those instead of by hashing their rows;
+    `scope` names any filter applied to the frames after they were read (a track)."""
     options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed)
-    keys = cohort_keys(forecasts, bets, portfolios, kinds=kinds, options=options)
-    store = _Store(engine)
-    hits = store.load(keys.values())
+    if inputs is not None:
+        present = {c for f in (forecasts, bets, portfolios) if len(f) for c in pd.unique(f["cohort"])}
+        keys = input_keys({c: k for c, k in inputs.items() if c in present}, agents or {}, kinds=kinds,
+                          options={**options, "scope": scope})
+    else:
+        keys = cohort_keys(forecasts, bets, portfolios, kinds=kinds, options=options)
+    store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+    hits = _RECENT.get_many(keys.values())
+    loaded = store.load([k for k in keys.values() if k not in hits])
+    _RECENT.put_many(loaded)
+    hits.update(loaded)
     missing = [c for c, k in keys.items() if k not in hits]
     computed = (cohort_boards(_subset(forecasts, missing), _subset(bets, missing), _subset(portfolios, missing),
                               kinds=kinds, **options) if missing else {})
     store.save({keys[c]: (c, computed[c]) for c in missing if c in computed},
                [k for k in keys.values() if k in hits], now)
+    _RECENT.put_many({keys[c]: computed[c] for c in missing if c in computed})
     return {c: (hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
-__all__ = ["FORMAT", "KEEP_PER_COHORT", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode"]
+__all__ = ["FORMAT", "KEEP_PER_COHORT", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode",
+           "input_keys", "overall_board_cached"]

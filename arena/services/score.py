@@ -20,10 +20,11 @@ from arena.store.tables import AgentRow, CohortRow
 SCORING_VERSION = "scoring-1"
 
 
-def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], point_in_time: bool = False
-                     ) -> pd.DataFrame:
+def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], point_in_time: bool = False, *,
+                     order: bool = False) -> pd.DataFrame:
     """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices (with
-    `point_in_time`, from the fills recorded by `as_of` only)."""
+    `point_in_time`, from the fills recorded by `as_of` only), one row per agent in the order of their ids (with
+    `order`, an `_order` column holds the id)."""
     cash = cash_frame(session, cohort_ids, as_of if point_in_time else None)
     pv = agent_values(session, as_of, cohort_ids, point_in_time=point_in_time)["positions_value"]
     cash["positions_value"] = cash["agent_id"].map(pv).fillna(0).astype("int64")
@@ -34,6 +35,7 @@ def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], p
         "agent": cash["agent_id"].map(names),
         "starting_balance": cash["start"].astype(float) / MICRO,
         "total_value": (cash["cash"] + cash["positions_value"]).astype(float) / MICRO,
+        **({"_order": cash["agent_id"].astype("int64")} if order else {}),
     })
 
 

@@ -12,14 +12,16 @@ tools) — and `standings(..., track=...)` ranks one track alone (the references
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -27,9 +29,8 @@ from arena.clock import utc
 from arena.config import TRACKS, track_of
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
 from arena.scoring.stats import DEFAULT_N_BOOT
-from arena.services.board_cache import cached_cohort_boards
-from arena.services.score import portfolios_frame
-from arena.store.frames import bets_frame, forecast_set_frame
+from arena.services.board_cache import cached_cohort_boards, overall_board_cached
+from arena.services.frame_cache import cohort_frames
 from arena.store.tables import AgentRow, CohortRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
@@ -61,6 +62,11 @@ class Boards:
     track: str | None = None  # the one track ranked ("model" or "agent"); None: every seat
 
 
+@lru_cache(maxsize=1024)
+def _track_of_text(config: str | None) -> str:
+    return track_of((json.loads(config) if config else None) or {})
+
+
 def _kind(agent_kind: str) -> str:
     return "llm" if agent_kind == "llm" else "baseline"
 
@@ -71,8 +77,10 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     """Every board as of `as_of` (see the module docstring), ranked by `rank_by` (a `scoring.board.RANK_CHOICES`
     key; ValueError otherwise). `cohort_names` limits the cohort boards and the overall board to those cohorts;
     `track` ("model" or "agent", config.TRACKS) to the agents of that track. Seeded: the same database and
-    arguments give the same intervals and tiers. With `cache`, a cohort whose inputs are unchanged since a board
-    was last computed for them takes it from `services.board_cache` (the same frame) instead of recomputing it."""
+    arguments give the same intervals and tiers. With `cache`, a cohort whose facts are unchanged since its
+    frames were last read takes them from `services.frame_cache`, and a cohort whose inputs are unchanged since
+    a board was last computed for them takes it from `services.board_cache` (the same frames and boards either
+    way) instead of recomputing it."""
     check_rank_by(rank_by)
     if track is not None and track not in TRACKS:
         raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS)}")
@@ -86,19 +94,27 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         if not cohorts:
             return Boards(as_of, rank_by, [], pd.DataFrame(), track)
         ids = [c[0] for c in cohorts]
-        agents = s.execute(select(AgentRow.name, AgentRow.kind, AgentRow.config, AgentRow.cohort_id)
+        # (configs as text: a thousand cohorts share a few lineups, so each distinct one is parsed once)
+        agents = s.execute(select(AgentRow.name, AgentRow.kind, cast(AgentRow.config, Text), AgentRow.cohort_id)
                            .where(AgentRow.cohort_id.in_(ids))).all()  # type: ignore[attr-defined]
         kinds = {name: _kind(kind) for name, kind, _, _ in agents}
-        forecasts = forecast_set_frame(s, ids, as_of)
-        bets = bets_frame(s, ids, as_of)
-        ports = portfolios_frame(s, as_of, ids, point_in_time=True)
+    frames = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of, cache=cache)
+    forecasts, bets, ports = frames.forecasts, frames.bets, frames.portfolios
     cohort_name = {c[0]: c[1] for c in cohorts}
-    seat_track = {(cohort_name[cid], name): track_of(config or {}) for name, _, config, cid in agents}
+    seat_track = {(cohort_name[cid], name): _track_of_text(config) for name, _, config, cid in agents}
     if track is not None:
         forecasts, bets, ports = (_of_track(f, seat_track, track) for f in (forecasts, bets, ports))
     opts = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed)
-    per_cohort = (cached_cohort_boards(engine, forecasts, bets, ports, now=as_of, **opts) if cache
-                  else cohort_boards(forecasts, bets, ports, **opts))
+    if cache:
+        agents_of: dict[str, list[str]] = {}
+        for name, _, _, cid in agents:
+            agents_of.setdefault(cohort_name[cid], []).append(name)
+        whole = len(frames.keys) == len(cohorts)  # every cohort's rows named by the frame cache
+        per_cohort = cached_cohort_boards(engine, forecasts, bets, ports, now=as_of, **opts,
+                                          inputs=frames.keys if whole else None, agents=agents_of,
+                                          scope=f"track={track}")
+    else:
+        per_cohort = cohort_boards(forecasts, bets, ports, **opts)
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
@@ -107,7 +123,11 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
         rows = rows.assign(track=[seat_track.get((name, a)) for a in rows["agent"]])
         boards.append(CohortBoard(name, status, rows))
-    overall = overall_board(forecasts, bets, ports, **opts)
+    if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
+        overall = overall_board_cached(frames.keys, lambda: overall_board(forecasts, bets, ports, **opts),
+                                       kinds=kinds, options={**opts, "track": track, "kinds": None})
+    else:
+        overall = overall_board(forecasts, bets, ports, **opts)
     by_model: dict[str, set[str]] = {}
     for (_, agent), t in seat_track.items():
         by_model.setdefault(agent, set()).add(t)

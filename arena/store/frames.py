@@ -88,6 +88,7 @@ def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | No
         .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
         .outerjoin(fills, fills.c.agent_id == AgentRow.id)
         .where(AgentRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .order_by(AgentRow.id)
     )
     df = rows_frame(session.connection().execute(q).all(), ["agent_id", "cohort_id", "start", "delta"])
     df["delta"] = df["delta"].fillna(0).astype("int64")
@@ -138,12 +139,19 @@ def fill_markets(session: Session, cohort_ids: Sequence[int]) -> list[str]:
     return list(session.connection().execute(q, {"cohorts": [int(c) for c in cohort_ids]}).scalars())
 
 
-def latest_resolutions(session: Session, as_of: datetime | None = None) -> pd.DataFrame:
+_FEW_MARKETS = 2_000  # up to this many, a frame's resolutions are read for its markets alone
+
+
+def latest_resolutions(session: Session, as_of: datetime | None = None,
+                       market_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """market_id, kind, payouts (ppm by outcome) of each market's latest resolution version (with `as_of`: the
-    latest version recorded at or before it)."""
+    latest version recorded at or before it); with `market_ids`, of those markets only (when they are few: a
+    frame of one cohort need not read every market's resolution)."""
     versions = select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
     if as_of is not None:
         versions = versions.where(ResolutionRow.recorded_at <= as_of)
+    if market_ids is not None and len(market_ids) <= _FEW_MARKETS:
+        versions = versions.where(ResolutionRow.market_id.in_(sorted(set(market_ids))))  # type: ignore[attr-defined]
     latest = versions.group_by(ResolutionRow.market_id).subquery()
     rows = session.execute(
         select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.payouts)
@@ -152,10 +160,11 @@ def latest_resolutions(session: Session, as_of: datetime | None = None) -> pd.Da
     return rows_frame(rows, ["market_id", "kind", "payouts"])
 
 
-def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: datetime | None = None
-               ) -> pd.DataFrame:
-    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes. With `as_of`: only fills
-    recorded by then, scored against the resolutions recorded by then.
+def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: datetime | None = None, *,
+               order: bool = False) -> pd.DataFrame:
+    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes, in the order the fills
+    were recorded. With `as_of`: only fills recorded by then, scored against the resolutions recorded by then.
+    With `order`: an `_order` column (the fill's id) says where each row stands among every cohort's rows.
 
     A bet on a named outcome of a multi-outcome market is scored as a YES bet on "that outcome wins", at that
     outcome's price; a NO bet on a binary market has YES price 1 − the price paid.
@@ -163,7 +172,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     q = (
         select(CohortRow.name, AgentRow.name, FillRow.market_id, FillRow.outcome, FillRow.cost_micros,
                FillRow.price_ppm, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros, FillRow.decision_id,
-               MarketRow.kind, FillRow.at)
+               MarketRow.kind, FillRow.at, FillRow.id)
         .join(AgentRow, AgentRow.id == FillRow.agent_id)
         .join(CohortRow, CohortRow.id == FillRow.cohort_id)
         .join(DecisionRow, DecisionRow.id == FillRow.decision_id)
@@ -179,7 +188,9 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
         q = q.where(FillRow.at <= (timestamp_literal(as_of) if raw else as_of))
     bets = rows_frame(raw_rows(session, q) if raw else conn.execute(q).all(),
                       ["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
-                       "decision_id", "market_kind", "at"])
+                       "decision_id", "market_kind", "at", "_order"])
+    if not order:
+        bets = bets.drop(columns="_order")
     if bets.empty:
         return bets.assign(side=[], outcome_yes=[], void=[], price_yes_at_bet=[], stated_probability=[])
     for c in ("amount", "cash_at_decision", "max_bet"):
@@ -190,7 +201,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
 
     # outcome_yes: the YES payout scores both sides of a binary; a named outcome scores its own payout
-    res = latest_resolutions(session, as_of)
+    res = latest_resolutions(session, as_of, pd.unique(bets["market_id"]).tolist())
     payout_rows = [(mid, k, int(v)) for mid, kind, pay in zip(res["market_id"], res["kind"], res["payouts"])
                    if kind not in ("unresolved", "void") for k, v in pay.items()]
     payout = pd.DataFrame(payout_rows, columns=["market_id", "key", "payout"])
@@ -201,9 +212,11 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     bets["outcome_yes"] = np.where(resolved, keyed["payout"].fillna(0).to_numpy(dtype=float) / MICRO, np.nan)
     bets["void"] = (keyed["kind"] == "void").to_numpy()
 
-    stated = rows_frame(session.connection().execute(
-        select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability)
-        .where(ForecastRow.source == "bet")).all(), ["decision_id", "market_id", "stated_probability"])
+    sq = select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability).where(ForecastRow.source == "bet")
+    if cohort_ids is not None:  # only the cohorts' decisions (a bet's decision is its agent's, in its cohort)
+        sq = sq.join(DecisionRow, DecisionRow.id == ForecastRow.decision_id).where(
+            DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+    stated = rows_frame(session.connection().execute(sq).all(), ["decision_id", "market_id", "stated_probability"])
     bets = bets.merge(stated, on=["decision_id", "market_id"], how="left")
     return bets.drop(columns=["price_ppm"])
 
@@ -225,7 +238,7 @@ def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
 
 
 def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime | None = None, *,
-                       all_replicates: bool = False) -> pd.DataFrame:
+                       all_replicates: bool = False, order: bool = False) -> pd.DataFrame:
     """The cohorts' forecast-set rows: cohort, agent, market_id, question (market@round), probability (stated
     P(YES)), market_price (the YES price the agent saw, NaN if none) and outcome_yes (YES payout of the latest
     resolution recorded by `as_of`; NaN when unresolved, void or not a YES/NO payout). With `as_of`, only
@@ -234,9 +247,10 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     Only the executed replicate's forecasts (replicate 1) unless `all_replicates` (then a `replicate` column
     says which ask stated each row): the headline scores each seat on one ask, as an unreplicated seat is, so
     seats with different replicate counts stay comparable (a mean of k asks is an ensemble, whose Brier is
-    lower by Jensen's inequality alone) and the scored forecasts are the ones its bets came with."""
+    lower by Jensen's inequality alone) and the scored forecasts are the ones its bets came with. Rows come in
+    the order they were recorded; with `order`, an `_order` column (the forecast's id) says where."""
     q = (select(CohortRow.name, AgentRow.name, ForecastRow.market_id, DecisionRow.round_key, ForecastRow.probability,
-                ForecastRow.market_price_ppm, ForecastRow.replicate)
+                ForecastRow.market_price_ppm, ForecastRow.replicate, ForecastRow.id)
          .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
          .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
          .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
@@ -247,12 +261,12 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     if as_of is not None:
         q = q.where(DecisionRow.completed_at <= as_of, ForecastRow.as_of <= as_of)  # type: ignore[operator]
     df = rows_frame(session.connection().execute(q).all(),
-                    ["cohort", "agent", "market_id", "round", "probability", "price_ppm", "replicate"])
+                    ["cohort", "agent", "market_id", "round", "probability", "price_ppm", "replicate", "_order"])
     if not all_replicates:
         df = df.drop(columns="replicate")
     df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
     df["market_price"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float) / MICRO
-    res = latest_resolutions(session, as_of)
+    res = latest_resolutions(session, as_of, pd.unique(df["market_id"]).tolist() if len(df) else [])
     outcome = {}
     for mid, kind, payouts in zip(res["market_id"], res["kind"], res["payouts"]):
         if kind in ("winner", "probabilistic") and YES in payouts:
@@ -260,7 +274,7 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     df["outcome_yes"] = df["market_id"].map(outcome).astype(float)
     df["probability"] = df["probability"].astype(float)
     cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes"]
-    return df[cols + (["replicate"] if all_replicates else [])]
+    return df[cols + (["replicate"] if all_replicates else []) + (["_order"] if order else [])]
 
 
 __all__ = ["bets_frame", "cash_frame", "fill_markets", "forecast_set_frame", "forecasts_frame", "latest_resolutions", "position_frame", "price_frame", "raw_rows", "rows_frame", "timestamp_literal"]

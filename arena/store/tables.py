@@ -358,3 +358,16 @@ class BoardCacheRow(SQLModel, table=True):
     payload: str = Field(sa_column=Column(Text, nullable=False))  # the board frame as JSON (columns, dtypes, data)
     stored_at: datetime = _ts()
     used_at: datetime = _ts()
+
+
+class FrameCacheRow(SQLModel, table=True):
+    """One cohort's frames as of some time (forecast set, bets, portfolios: `services.frame_cache`), keyed by a
+    fingerprint of the facts they were read from: a memo, never a fact, like `board_cache`."""
+
+    __tablename__ = "frame_cache"
+
+    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the cohort's fact marks
+    cohort: str = Field(max_length=100, index=True)
+    payload: str = Field(sa_column=Column(Text, nullable=False))  # frames, market list and market marks as JSON
+    stored_at: datetime = _ts()
+    used_at: datetime = _ts()

@@ -14,6 +14,7 @@ from sqlmodel import Session
 from arena.agents.baselines import demo_lineup
 from arena.domain.sizing import CohortRules
 from arena.services import board_cache
+from arena.store.memo import MemoTable
 from arena.services.board_cache import KEEP_PER_COHORT, cohort_keys, decode, encode
 from arena.services.cohorts import LineupEntry
 from arena.services.point_in_time import store_as_of
@@ -118,8 +119,8 @@ def test_a_store_that_cannot_hold_the_cache_still_serves_the_boards(arena_db, ca
     computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
     with arena_db.begin() as conn:
         conn.execute(text("DROP TABLE board_cache"))
-    board_cache._Store.warned = False
-    with caplog.at_level(logging.WARNING, logger="arena.services.board_cache"):
+    MemoTable._warned.clear()
+    with caplog.at_level(logging.WARNING, logger="arena.store.memo"):
         served = standings(arena_db, LATER, n_boot=N_BOOT)
     _same(computed, served)
     assert any("board cache" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,318 @@
+"""Frame cache: the standings' three input frames (forecast set, bets, portfolios as of T) read from the store only
+for the cohorts whose facts changed.
+
+Every board and the overall board are computed from `store.frames`' frames of every cohort. At a thousand cohorts
+that is a million bets read, built into DataFrames and hashed on every render, although a scheduled render
+finds one or two cohorts changed. `cohort_frames` returns exactly those frames — equal, row for row and dtype
+for dtype, to reading them all (tested) — reading from the store only:
+
+1. every cohort's fact marks (`store.fingerprints.cohort_marks`: a few aggregate statements in all);
+2. the stored entries of those marks (`frame_cache` table, keyed by a hash of the marks and of the code that
+   reads the frames), each with the markets its frames touch and the marks of those markets' resolutions and
+   (for markets it holds open positions in) prices when it was read;
+3. the market marks now (`store.fingerprints.MarketMarks`) — an entry whose market marks moved is stale;
+4. the frames of the cohorts without a valid entry, in one batch, stored as new entries.
+
+Consistency: the frames and marks of one call come from one snapshot of the store on PostgreSQL (REPEATABLE
+READ). On SQLite, where the writer is single and ids are committed in order, an entry's market marks are
+bounded by the resolution and snapshot ids that existed before its frames were read, so a row committed while
+reading can only make the next render re-read the cohort, never keep a stale entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.clock import utc
+from arena.services.score import portfolios_frame
+from arena.store.fingerprints import MarketMarks, Marks, cohort_marks
+from arena.store.frames import bets_frame, forecast_set_frame, position_frame
+from arena.store.memo import MemoTable
+from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
+
+FORMAT = 1  # of the key and the payload; bump when either changes shape
+KEEP_PER_COHORT = 4
+NAMES = ("forecasts", "bets", "portfolios")
+_TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
+# the code that reads the frames: a change to any of it moves every key
+_READERS = (("arena.store", "frames.py"), ("arena.store", "fingerprints.py"), ("arena.services", "score.py"),
+            ("arena.services", "mark.py"), ("arena.services", "frame_cache.py"), ("arena.domain", "valuation.py"))
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The standings' inputs for a set of cohorts (each frame with a `cohort` column), and how they were got."""
+
+    forecasts: pd.DataFrame
+    bets: pd.DataFrame
+    portfolios: pd.DataFrame
+    read: tuple[int, ...] = ()  # the cohorts whose frames were read from the facts (the rest came from the cache)
+    # cohort name → a hash naming exactly its rows in the three frames (with the cache only): what a board of
+    # those rows can be keyed by without hashing them (`board_cache.cached_cohort_boards(inputs=...)`). It holds
+    # the stored entry's random nonce, so it names those rows in no other database.
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pandas' own array for strings and times
+
+
+@dataclass
+class _Entry:
+    marks: Marks  # the market marks (resolutions; prices of open positions) when the frames were read
+    markets: list[str]  # every market the cohort's bets and forecasts touch
+    priced: list[str]  # the markets it held open positions in
+    frames: dict[str, Columns]  # NAMES → the cohort's rows column by column, each with its `_order` column
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16))  # names this stored entry in any database
+    rows: tuple[np.ndarray, np.ndarray] | None = None  # markets and priced as rows of `_MARKETS` (made on first use)
+
+    def market_rows(self, marks: MarketMarks) -> tuple[np.ndarray, np.ndarray]:
+        if self.rows is None:
+            self.rows = (marks.rows(self.markets), marks.rows(self.priced))
+        return self.rows
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    h = hashlib.sha256(f"frame cache {FORMAT} numpy {np.__version__} pandas {pd.__version__}".encode())
+    for package, name in _READERS:
+        h.update(name.encode() + b"\0" + resources.files(package).joinpath(name).read_bytes())
+    return h.hexdigest()
+
+
+def _key(cohort_id: int, marks: Marks) -> str:
+    return hashlib.sha256(code_digest().encode() + orjson.dumps([cohort_id, list(marks)])).hexdigest()
+
+
+# --- frames as columns: split per cohort, stored, and put back together exactly ----------------------------
+
+def _is_time(dtype: Any) -> bool:
+    return _time_name(str(dtype))
+
+
+@lru_cache(maxsize=64)
+def _time_name(dtype: str) -> bool:
+    return dtype.startswith("datetime64")
+
+
+def _split(frame: pd.DataFrame, names: dict[int, str]) -> dict[int, Columns]:
+    """Each cohort's rows of `frame` (which has a `cohort` column holding the names), column by column, as typed
+    arrays (numpy, or pandas' own for strings and times)."""
+    positions = frame.groupby("cohort", sort=False).indices if len(frame) else {}
+    whole = {str(c): (frame[c].to_numpy() if frame[c].dtype.kind in "fiub" else frame[c].array) for c in frame.columns}
+    empty = np.array([], dtype=np.int64)
+    return {cid: {c: arr.take(positions.get(name, empty)) for c, arr in whole.items()} for cid, name in names.items()}
+
+
+_NUMERIC = ("float64", "int64", "bool", "int32", "float32")
+
+
+def _concat(pieces: list[Any]) -> Any:
+    if all(isinstance(p, np.ndarray) for p in pieces) and len({p.dtype for p in pieces}) == 1:
+        return np.concatenate(pieces)
+    if len({type(p) for p in pieces}) == 1 and len({str(p.dtype) for p in pieces}) == 1:
+        return type(pieces[0])._concat_same_type(pieces)
+    # a batch whose values were all missing may have read as object: the typed pieces say what the column is
+    dtype = next((p.dtype for p in pieces if str(p.dtype) != "object"), object)
+    return pd.concat([pd.Series(p) for p in pieces], ignore_index=True).astype(dtype).array
+
+
+def _rows(cols: Columns) -> int:
+    return len(next(iter(cols.values()))) if cols else 0
+
+
+def _frame(parts: list[Columns]) -> pd.DataFrame | None:
+    """The cohorts' rows as one frame in the order of `_order` (None when there are no rows at all)."""
+    parts = [p for p in parts if _rows(p)]
+    if not parts:
+        return None
+    data = {c: _concat([p[c] for p in parts]) if len(parts) > 1 else parts[0][c] for c in parts[0]}
+    frame = pd.DataFrame(data, columns=list(parts[0]), copy=len(parts) == 1)
+    order = frame["_order"].to_numpy()
+    if len(order) > 1 and (np.diff(order) < 0).any():
+        frame = frame.take(np.argsort(order, kind="stable"))
+    return frame.drop(columns="_order").reset_index(drop=True)
+
+
+def _plain(arr: Any) -> tuple[str, Any]:
+    """A column as (dtype, JSON-able values): numbers as they are, times as integers, the rest as a list."""
+    dtype = str(arr.dtype)
+    if _is_time(dtype):
+        return dtype, np.asarray(arr.asi8)
+    if isinstance(arr, np.ndarray) and dtype in _NUMERIC:
+        return dtype, arr
+    return dtype, [None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v for v in arr.tolist()]
+
+
+def _typed(dtype: str, values: Any) -> Any:
+    if _is_time(dtype):
+        parsed = pd.api.types.pandas_dtype(dtype)
+        unit = getattr(parsed, "unit", None) or np.datetime_data(parsed)[0]
+        raw = pd.Series(np.asarray(values, dtype="int64").view(f"datetime64[{unit}]"))
+        tz = getattr(parsed, "tz", None)
+        return (raw.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else raw).array
+    if dtype in _NUMERIC:
+        return np.asarray(values, dtype=dtype)
+    return pd.array(values, dtype=dtype)
+
+
+def _head(nonce: str) -> str:
+    return f'{{"nonce":"{nonce}"'
+
+
+HEAD = len(_head("0" * 32))
+
+
+def encode(entry: _Entry) -> str:
+    frames = {name: {c: list(_plain(arr)) for c, arr in cols.items()} for name, cols in entry.frames.items()}
+    body = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
+                         "priced": entry.priced, "frames": frames}, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    return _head(entry.nonce) + "," + body[1:]  # the nonce first, so `MemoTable.heads` reads it alone
+
+
+def decode(payload: str) -> _Entry:
+    doc = orjson.loads(payload)
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"frame cache payload format {doc.get('format')!r}, expected {FORMAT}")
+    frames = {name: {c: _typed(dtype, vals) for c, (dtype, vals) in cols.items()} for name, cols in doc["frames"].items()}
+    return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames, doc["nonce"])
+
+
+class _Recent:
+    """Entries this process decoded or read lately, by key and nonce, up to `MEMO_ROWS` rows in all: a
+    long-running process (the scheduler, `arena serve`, a worker) checks the stored nonces and decodes only the
+    entries it does not hold. Thread-safe; an entry is never changed once made."""
+
+    def __init__(self, budget: int):
+        self.budget, self.rows, self.lock = budget, 0, threading.Lock()
+        self.items: OrderedDict[str, _Entry] = OrderedDict()
+
+    @staticmethod
+    def _size(e: _Entry) -> int:
+        return sum(_rows(cols) for cols in e.frames.values()) + 1
+
+    def get(self, key: str, head: str | None) -> _Entry | None:
+        with self.lock:
+            e = self.items.get(key)
+            if e is None or head != _head(e.nonce):
+                return None
+            self.items.move_to_end(key)
+            return e
+
+    def put(self, key: str, e: _Entry) -> None:
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.rows -= self._size(old)
+            self.items[key] = e
+            self.rows += self._size(e)
+            while self.rows > self.budget and len(self.items) > 1:
+                _, dropped = self.items.popitem(last=False)
+                self.rows -= self._size(dropped)
+
+
+MEMO_ROWS = 3_000_000
+_RECENT = _Recent(MEMO_ROWS)
+_MARKETS: dict[str, int] = {}  # market id → its row in this process's `MarketMarks` tables
+_MARKETS_LOCK = threading.Lock()
+
+
+# --- reading ----------------------------------------------------------------------------------------------
+
+def _read(session: Session, ids: list[int], as_of: datetime, kinds: Sequence[str] = NAMES) -> dict[str, pd.DataFrame]:
+    readers = {"forecasts": lambda: forecast_set_frame(session, ids, as_of, order=True),
+               "bets": lambda: bets_frame(session, ids, as_of, order=True),
+               "portfolios": lambda: portfolios_frame(session, as_of, ids, point_in_time=True, order=True)}
+    return {k: readers[k]() for k in kinds}
+
+
+def _open_markets(session: Session, ids: list[int], as_of: datetime) -> dict[int, list[str]]:
+    positions = position_frame(session, ids, as_of)
+    if not len(positions):
+        return {}
+    cohort_of = dict(session.connection().execute(
+        select(AgentRow.id, AgentRow.cohort_id).where(AgentRow.cohort_id.in_(ids))).all())  # type: ignore[attr-defined]
+    pairs = pd.DataFrame({"cohort": positions["agent_id"].map(cohort_of), "market": positions["market_id"]})
+    return {int(c): sorted(set(g)) for c, g in pairs.groupby("cohort")["market"]}
+
+
+def _session(engine: Engine) -> Session:
+    if engine.dialect.name == "postgresql":  # one snapshot for the marks and the frames
+        return Session(engine.execution_options(isolation_level="REPEATABLE READ"))
+    return Session(engine)
+
+
+def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: datetime, *,
+                  cache: bool = True) -> Frames:
+    """The forecast set, bets and portfolios (point in time) of `cohorts` ((id, name) pairs) as of `as_of`, equal
+    to `store.frames.forecast_set_frame`, `bets_frame` and `services.score.portfolios_frame` over those cohorts;
+    with `cache`, each cohort's rows come from the frame cache when its facts did not change since they were
+    stored (module docstring)."""
+    as_of = utc(as_of)
+    names = {int(cid): name for cid, name in cohorts}
+    ids = list(names)
+    store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="frame cache")
+    with _session(engine) as s:
+        if not cache:
+            frames = _read(s, ids, as_of)
+            return Frames(*(frames[n].drop(columns="_order") for n in NAMES), read=tuple(ids))
+        bounds = s.connection().execute(select(func.coalesce(func.max(ResolutionRow.id), 0))).scalar_one(), \
+            s.connection().execute(select(func.coalesce(func.max(PriceSnapshotRow.id), 0))).scalar_one()
+        keys = {cid: _key(cid, m) for cid, m in cohort_marks(s, ids, as_of).items()}
+        heads = store.heads(keys.values(), HEAD)
+        held = {cid: e for cid, k in keys.items() if (e := _RECENT.get(k, heads.get(k))) is not None}
+        stored = store.load([k for cid, k in keys.items() if cid not in held and k in heads])
+        for k, e in stored.items():
+            _RECENT.put(k, e)
+        found = {**held, **{cid: stored[k] for cid, k in keys.items() if k in stored}}
+        with _MARKETS_LOCK:  # (the registry of market rows is shared by the process's threads)
+            now = MarketMarks(s, sorted(set().union(*(e.markets for e in found.values()))),
+                              sorted(set().union(*(e.priced for e in found.values()))), as_of, registry=_MARKETS)
+            marks_now = dict(zip(found, now.fold([e.market_rows(now) for e in found.values()])))
+        valid = {cid: e for cid, e in found.items() if marks_now[cid] == e.marks}
+        missing = [cid for cid in ids if cid not in valid]
+        fresh: dict[int, _Entry] = {}
+        if missing:
+            read = _read(s, missing, as_of)
+            split = {kind: _split(read[kind], {cid: names[cid] for cid in missing}) for kind in NAMES}
+            opened = _open_markets(s, missing, as_of)
+            touched = {cid: sorted(set(split["bets"][cid]["market_id"]) | set(split["forecasts"][cid]["market_id"]))
+                       for cid in missing}
+            with _MARKETS_LOCK:
+                then = MarketMarks(s, [m for ms in touched.values() for m in ms],
+                                   [m for ms in opened.values() for m in ms], as_of, upto=bounds, registry=_MARKETS)
+                rows = [(then.rows(touched[cid]), then.rows(opened.get(cid, []))) for cid in missing]
+            fresh = {cid: _Entry(m, touched[cid], opened.get(cid, []), {kind: split[kind][cid] for kind in NAMES},
+                                 rows=r) for cid, m, r in zip(missing, then.fold(rows), rows)}
+            for cid, e in fresh.items():
+                if cid in keys:
+                    _RECENT.put(keys[cid], e)
+        entries = {**valid, **fresh}
+        built = {n: _frame([entries[cid].frames[n] for cid in ids]) for n in NAMES}
+        empty = [n for n, f in built.items() if f is None]
+        if empty:  # no rows at all: the empty frame exactly as a direct read gives it
+            direct = _read(s, ids, as_of, empty)
+            built.update({n: direct[n].drop(columns="_order") for n in empty})
+    store.save({keys[cid]: (names[cid], e) for cid, e in fresh.items() if cid in keys},
+               [keys[cid] for cid in valid], as_of, replace=True)
+    named = {names[cid]: hashlib.sha256(f"{keys[cid]} {list(entries[cid].marks)} {entries[cid].nonce}".encode()).hexdigest()
+             for cid in ids if cid in keys}
+    return Frames(*(built[n] for n in NAMES), read=tuple(missing), keys=named)
+
+
+__all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "code_digest", "cohort_frames", "decode", "encode"]

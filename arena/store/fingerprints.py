@@ -1,0 +1,156 @@
+"""Fingerprints: cheap summaries of the facts a cohort's frames are read from, so a reader can tell which cohorts
+changed without reading their rows.
+
+A cohort's frames as of T (`store.frames`: forecast set, bets, portfolios) are a function of
+- the cohort row and its agents;
+- its fills recorded by T;
+- its decisions (those completed by T, and all of them: a bet reads its decision's cash and limit);
+- its decisions' forecasts (those visible at T, and all of them: a bet reads its stated probability);
+- the resolutions recorded by T of the markets it touched;
+- the prices fetched and observed by T of the markets it holds open positions in (a position's value).
+
+Every one of those tables only grows (fills, forecasts, resolutions and snapshots are append-only facts; agents
+and cohorts are created once), except that compaction deletes old snapshots of settled markets and a
+decision's row is updated while it runs. So each set is summarised by (count, max id, sum of ids) of its rows:
+an appended row moves the max id, a row crossing the T filter moves the count and the sum, a deleted one moves
+the count. `cohort_marks` gives the first four per cohort in one statement each; `market_marks` the last two
+per market (`MarketMarks`), for a cohort's reader to fold over the markets it recorded
+(`services.frame_cache`).
+
+A row edited in place is not something the arena does to a fact, but the summaries also carry the sums of the
+values the frames read (shares, costs, prices, probabilities, a decision's cash and limit), so a hand edit of
+those is seen too. Not seen: an edit that leaves every sum unchanged, an edit of a resolution's payouts
+without a new version (versions are how the arena records a change), or of a market's kind (fixed when the
+market is first stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import BigInteger, String, and_, any_, bindparam, case, cast, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlmodel import Session
+
+from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, PriceSnapshotRow, ResolutionRow
+
+Marks = tuple[int, ...]
+# Sums of the values the frames read, beside the id summaries: a row edited in place by hand (which the arena
+# itself never does to a fact) moves them too.
+_FILL_VALUES = (FillRow.shares, FillRow.cost_micros, FillRow.cash_micros, FillRow.price_ppm)
+_DECISION_VALUES = (DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros)
+_FORECAST_VALUES = (cast(func.round(ForecastRow.probability * 1_000_000_000), BigInteger),
+                    func.coalesce(ForecastRow.market_price_ppm, -1), ForecastRow.replicate)
+
+
+def _summary(ids: Any, when: Any = None, values: Sequence[Any] = ()) -> list[Any]:
+    """count, max and sum of `ids`, and the sums of `values` (integer expressions), over the rows where `when`
+    holds (all rows without it)."""
+    def kept(x: Any) -> Any:
+        return x if when is None else case((when, x), else_=None)
+
+    return [func.count(kept(ids)), func.coalesce(func.max(kept(ids)), 0), func.coalesce(func.sum(kept(ids)), 0),
+            *(func.coalesce(func.sum(kept(v)), 0) for v in values)]
+
+
+def _in_markets(conn: Any, q: Any, column: Any, ids: Sequence[str]) -> list[Any]:
+    """Rows of `q` restricted to `column` in `ids`: one array parameter on PostgreSQL (an IN list of 10⁴
+    values costs more to parse than the query), chunks of an IN list elsewhere."""
+    if not ids:
+        return []
+    if conn.dialect.name == "postgresql":
+        return conn.execute(q.where(column == any_(bindparam("ids", type_=ARRAY(String)))), {"ids": list(ids)}).all()
+    return [r for part in _chunks(list(ids)) for r in conn.execute(q.where(column.in_(part))).all()]
+
+
+def _chunks(values: Sequence[Any], size: int = 5_000) -> list[Sequence[Any]]:
+    return [values[i:i + size] for i in range(0, len(values), size)]
+
+
+def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
+    """cohort id → a tuple of integers summarising its cohort row, agents, fills by `as_of`, decisions and
+    forecasts (see the module docstring); equal tuples mean equal facts of those kinds."""
+    conn = session.connection()
+    marks: dict[int, list[int]] = {}
+    for part in _chunks(list(cohort_ids)):
+        for cid, start, *agents in conn.execute(
+                select(CohortRow.id, CohortRow.starting_cash_micros, *_summary(AgentRow.id))
+                .outerjoin(AgentRow, AgentRow.cohort_id == CohortRow.id)
+                .where(CohortRow.id.in_(part)).group_by(CohortRow.id, CohortRow.starting_cash_micros)):  # type: ignore[attr-defined]
+            marks[cid] = [int(start), *map(int, agents)]
+        fills = dict((cid, rest) for cid, *rest in conn.execute(
+            select(FillRow.cohort_id, *_summary(FillRow.id, values=_FILL_VALUES))
+            .where(FillRow.cohort_id.in_(part), FillRow.at <= as_of).group_by(FillRow.cohort_id)))  # type: ignore[attr-defined]
+        done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
+        decisions = dict((cid, rest) for cid, *rest in conn.execute(
+            select(DecisionRow.cohort_id, *_summary(DecisionRow.id, values=_DECISION_VALUES),
+                   *_summary(DecisionRow.id, done))
+            .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
+        seen = and_(done, ForecastRow.as_of <= as_of)
+        forecasts = dict((cid, rest) for cid, *rest in conn.execute(
+            select(DecisionRow.cohort_id, *_summary(ForecastRow.id, values=_FORECAST_VALUES),
+                   *_summary(ForecastRow.id, seen))
+            .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
+            .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
+        for cid in part:
+            if cid in marks:
+                for found, width in ((fills, 3 + len(_FILL_VALUES)), (decisions, 6 + len(_DECISION_VALUES)),
+                                     (forecasts, 6 + len(_FORECAST_VALUES))):
+                    marks[cid] += [int(v) for v in found.get(cid, [0] * width)]
+    return {cid: tuple(m) for cid, m in marks.items()}
+
+
+class MarketMarks:
+    """Per market: (count, max id, sum of ids) of its resolutions recorded by `as_of`, then of its price snapshots
+    fetched and observed by `as_of` — the latter read only for the markets in `priced` (zeros for the others),
+    since only an open position's value reads a price. `upto` (max resolution id, max snapshot id) leaves out
+    rows with larger ids. `fold` sums them over one cohort's markets. `registry` (market → row, extended here)
+    lets a caller keep its cohorts' markets as row numbers across calls instead of looking names up each time."""
+
+    def __init__(self, session: Session, market_ids: Sequence[str], priced: Sequence[str], as_of: datetime,
+                 upto: tuple[int, int] | None = None, registry: dict[str, int] | None = None):
+        conn = session.connection()
+        names = sorted(set(market_ids) | set(priced))
+        self.row = registry if registry is not None else {}
+        for m in names:
+            self.row.setdefault(m, len(self.row))
+        self.table = np.zeros((len(self.row), 6), dtype=np.int64)
+        res = (select(ResolutionRow.market_id, *_summary(ResolutionRow.id))
+               .where(ResolutionRow.recorded_at <= as_of, *([ResolutionRow.id <= upto[0]] if upto else []))
+               .group_by(ResolutionRow.market_id))
+        snap = (select(PriceSnapshotRow.market_id, *_summary(PriceSnapshotRow.id))
+                .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of,
+                       *([PriceSnapshotRow.id <= upto[1]] if upto else []))
+                .group_by(PriceSnapshotRow.market_id))
+        for q, col, ids in ((res, ResolutionRow.market_id, names), (snap, PriceSnapshotRow.market_id, sorted(set(priced)))):
+            cols = slice(0, 3) if q is res else slice(3, 6)
+            for mid, *vals in _in_markets(conn, q, col, ids):
+                if mid in self.row:
+                    self.table[self.row[mid], cols] = [int(v) for v in vals]
+
+    def rows(self, markets: Sequence[str]) -> np.ndarray:
+        return np.fromiter((self.row[m] for m in markets), dtype=np.int64, count=len(markets))
+
+    def fold(self, groups: Sequence[tuple[Any, Any]]) -> list[Marks]:
+        """For each (markets, priced) group — one cohort's markets and those it holds open positions in, as names
+        or as row numbers (`rows`) — the resolution summaries of `markets` and the price summaries of `priced`,
+        counts and sums added, max ids maxed (zeros for an empty list)."""
+        out = np.zeros((len(groups), 6), dtype=np.int64)
+        for first, pick in ((0, 0), (3, 1)):
+            lists = [g[pick] if isinstance(g[pick], np.ndarray) else self.rows(g[pick]) for g in groups]
+            lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+            if not lens.sum():
+                continue
+            block = self.table[np.concatenate(lists), first:first + 3]
+            nonempty = lens > 0
+            starts = (np.cumsum(lens) - lens)[nonempty]
+            out[nonempty, first] = np.add.reduceat(block[:, 0], starts)
+            out[nonempty, first + 1] = np.maximum.reduceat(block[:, 1], starts)
+            out[nonempty, first + 2] = np.add.reduceat(block[:, 2], starts)
+        return [tuple(int(v) for v in row) for row in out]
+
+
+__all__ = ["MarketMarks", "Marks", "cohort_marks"]

@@ -1,0 +1,107 @@
+"""Memo tables: derived results kept in the store under a hash of their inputs (`board_cache`, `frame_cache`).
+
+A memo is never a fact: any row may be deleted at any time and is recomputed. So a memo table fails soft — when
+the store cannot be read or written (a read-only replica, a locked SQLite file, a race with another render
+storing the same key) the caller computes what it needs all the same, and the table logs one warning.
+Each cohort keeps its `keep` most recently used entries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena.clock import utc
+
+log = logging.getLogger(__name__)
+V = TypeVar("V")
+_CHUNK = 500
+
+
+class MemoTable(Generic[V]):
+    """One memo table (columns key, cohort, payload, stored_at, used_at) with its payload codec."""
+
+    _warned: set[str] = set()
+
+    def __init__(self, engine: Engine, table: Table, encode: Callable[[V], str], decode: Callable[[str], V], *,
+                 keep: int, what: str):
+        self.engine, self.table, self.encode, self.decode, self.keep, self.what = (
+            engine, table, encode, decode, keep, what)
+
+    def _soft(self, action: str, exc: Exception) -> None:
+        if self.what not in MemoTable._warned:
+            log.warning("%s %s failed (computed instead): %s", self.what, action, str(exc).splitlines()[0])
+            MemoTable._warned.add(self.what)
+
+    def load(self, keys: Iterable[str]) -> dict[str, V]:
+        keys, t = list(keys), self.table
+        found: dict[str, V] = {}
+        try:
+            with self.engine.connect() as conn:
+                for lo in range(0, len(keys), _CHUNK):
+                    for key, payload in conn.execute(select(t.c.key, t.c.payload)
+                                                     .where(t.c.key.in_(keys[lo : lo + _CHUNK]))):
+                        try:
+                            found[key] = self.decode(payload)
+                        except (ValueError, KeyError, TypeError) as exc:  # an entry of another format: recompute
+                            self._soft("decoding an entry", exc)
+        except SQLAlchemyError as exc:
+            self._soft("read", exc)
+            return {}
+        return found
+
+    def heads(self, keys: Iterable[str], length: int) -> dict[str, str]:
+        """key → the first `length` characters of its stored payload, for the stored `keys` (a cheap check of
+        which entries a process already holds decoded)."""
+        keys, t = list(keys), self.table
+        try:
+            with self.engine.connect() as conn:
+                return {k: head for lo in range(0, len(keys), _CHUNK)
+                        for k, head in conn.execute(select(t.c.key, func.substr(t.c.payload, 1, length))
+                                                    .where(t.c.key.in_(keys[lo : lo + _CHUNK])))}
+        except SQLAlchemyError as exc:
+            self._soft("read", exc)
+            return {}
+
+    def save(self, entries: Mapping[str, tuple[Any, V]], used: Iterable[str], now: datetime, *,
+             replace: bool = False) -> None:
+        """Store `entries` (key → (cohort, value)) and stamp the `used` keys; with `replace`, an entry whose key
+        is stored already takes the new value, else the stored one stays."""
+        now, used, t = utc(now), list(used), self.table
+        try:
+            with self.engine.begin() as conn:
+                for lo in range(0, len(used), _CHUNK):
+                    conn.execute(update(t).where(t.c.key.in_(used[lo : lo + _CHUNK])).values(used_at=now))
+                if not entries:
+                    return
+                keys = list(entries)
+                if replace:
+                    for lo in range(0, len(keys), _CHUNK):
+                        conn.execute(delete(t).where(t.c.key.in_(keys[lo : lo + _CHUNK])))
+                    present: set[str] = set()
+                else:
+                    present = {k for lo in range(0, len(keys), _CHUNK)
+                               for k in conn.execute(select(t.c.key).where(t.c.key.in_(keys[lo : lo + _CHUNK]))).scalars()}
+                rows = [dict(key=k, cohort=str(c), payload=self.encode(v), stored_at=now, used_at=now)
+                        for k, (c, v) in entries.items() if k not in present]
+                if rows:
+                    conn.execute(insert(t), rows)
+                by_cohort: dict[str, list[str]] = {}
+                for k, (c, _) in entries.items():
+                    by_cohort.setdefault(str(c), []).append(k)
+                for cohort, written in by_cohort.items():  # what was just written stays, whatever the clock says
+                    keep = (select(t.c.key).where(t.c.cohort == cohort, t.c.key.not_in(written))
+                            .order_by(t.c.used_at.desc(), t.c.key).limit(max(self.keep - len(written), 0)))
+                    conn.execute(delete(t).where(t.c.cohort == cohort, t.c.key.not_in(written),
+                                                 t.c.key.not_in(keep.scalar_subquery())))
+        except SQLAlchemyError as exc:  # e.g. read-only, locked, or another render stored the same key first
+            self._soft("write", exc)
+
+
+__all__ = ["MemoTable"]
