@@ -80,13 +80,16 @@ def gamma_fingerprint(raw: object) -> str | None:
     for key in GAMMA_KEYS:
         if key in raw:  # type: ignore[operator]
             value = raw[key]  # type: ignore[index]
-            if key == "events" and value.__class__ is list and value and value[0].__class__ is dict:
-                first = value[0]
-                pairs.append((_FIRST_EVENT, first["id"]) if "id" in first else (_FIRST_EVENT,))
-            else:
+            cls = value.__class__
+            if cls is str or value is None or cls is bool or cls is int:
                 pairs.append((key, value))
-    if not _finite(pairs):
-        return None
+                continue
+            if key == "events" and cls is list and value and value[0].__class__ is dict:
+                first = value[0]
+                key, value = (_FIRST_EVENT, first["id"]) if "id" in first else (_FIRST_EVENT + " absent", None)
+            if not _finite(value):
+                return None
+            pairs.append((key, value))
     try:
         data = orjson.dumps(pairs)
     except TypeError:  # an integer past 64 bits, or a value no JSON decoder makes
