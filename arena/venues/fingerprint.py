@@ -76,20 +76,16 @@ def gamma_fingerprint(raw: object) -> str | None:
     global _SALT
     if raw.__class__ is not dict:
         return None
-    pairs: list[Any] = []
-    for key in GAMMA_KEYS:
-        if key in raw:  # type: ignore[operator]
-            value = raw[key]  # type: ignore[index]
-            cls = value.__class__
-            if cls is str or value is None or cls is bool or cls is int:
-                pairs.append((key, value))
-                continue
-            if key == "events" and cls is list and value and value[0].__class__ is dict:
-                first = value[0]
-                key, value = (_FIRST_EVENT, first["id"]) if "id" in first else (_FIRST_EVENT + " absent", None)
-            if not _finite(value):
-                return None
-            pairs.append((key, value))
+    pairs = [(key, raw[key]) for key in GAMMA_KEYS if key in raw]  # type: ignore[index,operator]
+    for i, (key, value) in enumerate(pairs):
+        cls = value.__class__
+        if cls is str or value is None or cls is bool or cls is int:
+            continue
+        if key == "events" and cls is list and value and value[0].__class__ is dict:
+            first = value[0]
+            pairs[i] = (_FIRST_EVENT, first["id"]) if "id" in first else (_FIRST_EVENT + " absent", None)
+        if not _finite(pairs[i][1]):
+            return None
     try:
         data = orjson.dumps(pairs)
     except TypeError:  # an integer past 64 bits, or a value no JSON decoder makes
