@@ -245,3 +245,16 @@ def test_skipping_unchanged_payloads_stores_what_parsing_every_payload_stores(en
         r["volume24hr"] = float((i * 37) % 101)
     narrow = both(rules=UniverseRules(top_n=10, horizon_days=36_500, exclude_keywords=()))
     assert narrow.ok == 10 and narrow.filtered > 0
+
+
+def test_the_payload_fingerprint_migration_upgrades_and_downgrades(engine):
+    from sqlalchemy import inspect
+
+    from arena.store.engine import current_revision
+
+    columns = lambda: {c["name"] for c in inspect(engine).get_columns("markets")}  # noqa: E731
+    assert "payload_hash" in columns()
+    migrate(engine, "0010")
+    assert current_revision(engine) == "0010" and "payload_hash" not in columns()
+    migrate(engine)
+    assert "payload_hash" in columns()
