@@ -86,10 +86,10 @@ class _Batch:
             self.extras[m.id] = extra
 
     def keep(self, u: _Unchanged) -> None:
-        """Take a market whose payload is unchanged: its resolution is checked (None, as a parse of an open
-        market says), nothing else of it can change."""
+        """Take a market whose payload is unchanged: nothing of it can change. Not even its resolution: the
+        parse of an open market says None, and a stored fingerprint means the latest recorded resolution
+        already is None (`repo.record_resolutions` clears the fingerprint of a market it records a version of)."""
         self.unchanged.add(u.market.id)
-        self.resolutions.append((u.market.id, None))
 
     def has(self, market_id: str) -> bool:
         return market_id in self.markets or market_id in self.unchanged

@@ -132,16 +132,34 @@ class StoredPayload:
 
 
 def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPayload]:
-    """`StoredPayload` of the given markets that carry a payload fingerprint (one read, no descriptions)."""
-    t = MarketRow.__table__  # type: ignore[attr-defined]
+    """`StoredPayload` of the given markets that carry a payload fingerprint (one read, no descriptions).
+    On SQLite the ids go in as one JSON array (`json_each`) and the times are read with `fromisoformat` from
+    the format SQLAlchemy stores them in: a tenth of the cost of IN lists and its DateTime processing."""
+    ids = sorted(set(ids))
+    if not ids:
+        return {}
     out: dict[str, StoredPayload] = {}
+    conn = session.connection()
+    if conn.dialect.name == "sqlite":
+        rows = conn.exec_driver_sql(
+            "SELECT id, payload_hash, quote_hash, quote_at, question, status, close_time, category FROM markets "
+            "WHERE id IN (SELECT value FROM json_each(?)) AND payload_hash != ''", (_json_dumps(ids),))
+        for mid, ph, qh, qa, question, status, close, category in rows:
+            out[mid] = StoredPayload(ph, qh, _sqlite_time(qa), question, status, _sqlite_time(close), category)
+        return out
+    t = MarketRow.__table__  # type: ignore[attr-defined]
     for where in _id_filters(session, t.c.id, ids):
         q = select(t.c.id, t.c.payload_hash, t.c.quote_hash, t.c.quote_at, t.c.question, t.c.status,
                    t.c.close_time, t.c.category).where(where, t.c.payload_hash != "")
-        for mid, ph, qh, qa, question, status, close, category in session.connection().execute(q):
+        for mid, ph, qh, qa, question, status, close, category in conn.execute(q):
             out[mid] = StoredPayload(ph, qh, utc(qa) if qa is not None else None, question, status,
                                      utc(close) if close is not None else None, category)
     return out
+
+
+def _sqlite_time(value: str | None) -> datetime | None:
+    """A time as SQLAlchemy's SQLite DateTime stores it ("2026-11-01 09:00:00.000000", UTC), aware."""
+    return None if value is None else utc(datetime.fromisoformat(value))
 
 
 def upsert_market(session: Session, market: Market, now: datetime, extra: dict | None = None) -> bool:
@@ -495,6 +513,11 @@ def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution |
             new_rows.append(row)
             latest[mid] = SimpleNamespace(**row)
     bulk_insert(session, t, new_rows)
+    if new_rows:  # a payload fingerprint vouches for its parse's resolution being the latest: no longer so
+        m = MarketRow.__table__  # type: ignore[attr-defined]
+        session.connection().execute(
+            update(m).where(m.c.id == bindparam("_id"), m.c.payload_hash != "").values(payload_hash=""),
+            [{"_id": mid} for mid in sorted({r["market_id"] for r in new_rows})])
     return len(new_rows)
 
 

@@ -228,6 +228,16 @@ def test_skipping_unchanged_payloads_stores_what_parsing_every_payload_stores(en
     assert again.failed == changed.failed and again.snapshots_added == 0
     assert again.skipped == changed.skipped + 1  # rows[2]'s end date passed: a parse says so, unchanged or not
 
+    # the venue re-opens the resolved market: it is back in the listing, unresolved, on both paths — and from
+    # the second sync after that, taken without a parse again
+    clock.advance(timedelta(minutes=20))
+    venue.listing = rows
+    reopened = both()
+    assert reopened.resolutions_recorded == 1 and reopened.held_refreshed == 0
+    for _ in range(2):
+        clock.advance(timedelta(minutes=5))
+        assert both().resolutions_recorded == 0
+
     # the next UTC day: every open market gets its daily snapshot (so each is parsed), one passed its end date
     clock.advance(timedelta(days=1))
     day = iso(clock.now() - timedelta(minutes=30))
