@@ -92,7 +92,7 @@ def table_bytes(engine, table: str = "price_snapshots") -> tuple[int, int]:
 
 # --- 1. sync ----------------------------------------------------------------------------------------------
 
-def bench_sync(url: str, n: int) -> None:
+def bench_sync(url: str, n: int, repeat: int = 1) -> None:
     """`sync.sync_polymarket` end to end over an open listing of `n` markets: skipping unchanged payloads beside
     parsing every payload (the previous path), each on its own throw-away database, in the same run."""
     import bench_parse as bp
@@ -108,8 +108,8 @@ def bench_sync(url: str, n: int) -> None:
 
     print(f"1. Sync, {n:,} Gamma markets ({origin}), PostgreSQL, {load()}")
     try:
-        full = bp.sync_series(fresh, rows, reuse=False)
-        reuse = bp.sync_series(fresh, rows, reuse=True)
+        full = bp.best_series(fresh, rows, False, repeat)
+        reuse = bp.best_series(fresh, rows, True, repeat)
     finally:
         for drop in drops:
             drop()
@@ -338,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get("ARENA_BENCH_DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--only", default="sync,storage,mark,standings")
     parser.add_argument("--markets", type=int, default=100_000, help="markets in the sync benchmark")
+    parser.add_argument("--repeat", type=int, default=1, help="sync series per path (the fastest is shown)")
     parser.add_argument("--storage-markets", type=int, default=10_000)
     parser.add_argument("--changing", type=float, default=0.05, help="fraction of prices changing each hour")
     parser.add_argument("--cohorts", type=int, default=1_000)
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         engine, drop = made
         try:
             if part == "sync":
-                bench_sync(args.url, args.markets)
+                bench_sync(args.url, args.markets, args.repeat)
             elif part == "storage":
                 bench_storage(engine, args.storage_markets, args.changing)
             else:

@@ -249,13 +249,11 @@ class _Unchanged:
 
 
 def _unchanged_gamma(raw: dict, native: str, fp: str | None, stored: repo.StoredPayload | None,
-                     now: datetime) -> _Unchanged | None:
+                     now: datetime, volatile: Callable[[dict, datetime], Any]) -> _Unchanged | None:
     """The market of `raw` taken without a parse, or None when it must be parsed: its fingerprint is not the
     stored one, it is not open, its end date has come (a parse would now say "past_end_date"), an activity
     figure or its updatedAt is malformed, or a parse's quote would be stored (a new UTC day since the last
-    snapshot, or an observed time before it)."""
-    from arena.venues.fingerprint import gamma_volatile
-
+    snapshot, or an observed time before it). `volatile` is `fingerprint.gamma_volatile`."""
     if fp is None or stored is None or stored.payload_hash != fp or stored.status != MarketStatus.OPEN.value:
         return None
     if stored.close_time is not None and stored.close_time <= now:
@@ -263,15 +261,13 @@ def _unchanged_gamma(raw: dict, native: str, fp: str | None, stored: repo.Stored
     at = stored.quote_at
     if at is None or not stored.quote_hash:
         return None
-    v = gamma_volatile(raw, now)
+    v = volatile(raw, now)
     if v is None:
         return None
     observed = v.observed_at
     if observed != at and not (observed > at and observed.date() == at.date()):
         return None
-    from arena.venues.polymarket_parse import VENUE, market_id
-
-    market = Market(id=market_id(native), venue=VENUE, question=stored.question, status=MarketStatus.OPEN,
+    market = Market(id=f"polymarket:{native}", venue="polymarket", question=stored.question, status=MarketStatus.OPEN,
                     close_time=stored.close_time, category=stored.category, volume=v.volume,
                     volume_24h=v.volume_24h, liquidity=v.liquidity)
     return _Unchanged(market, native)
@@ -292,7 +288,7 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
     """Gamma's most active open markets (by 24 h volume) through the universe rules, plus every held market
     re-read by id (with the CLOB's winner flags as a second opinion once closed). `reuse_unchanged=False`
     parses every payload (and stores no fingerprints): the previous path, kept as the benchmarks' baseline."""
-    from arena.venues.fingerprint import gamma_fingerprint
+    from arena.venues.fingerprint import gamma_fingerprint, gamma_volatile
     from arena.venues.polymarket_parse import market_id, parse_gamma_market
 
     rules = rules or UniverseRules()
@@ -315,7 +311,7 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
         listed_fp: dict[str, str] = {}
         for raw, native, fp in zip(raws, natives, fps):
             if native is not None and fp is not None:
-                unchanged = _unchanged_gamma(raw, native, fp, stored.get(market_id(native)), now)
+                unchanged = _unchanged_gamma(raw, native, fp, stored.get(market_id(native)), now, gamma_volatile)
                 if unchanged is not None:
                     parsed.append(unchanged)
                     continue
