@@ -5,6 +5,13 @@ tradable) or failed (malformed), with the reason and an excerpt of its payload s
 sync. Then everything that parsed is written in one transaction with the run's counts, so a sync over bad
 payloads writes nothing partial. Markets the agents hold are always refreshed, even after they leave the
 universe, so they are marked and settled.
+
+A Polymarket payload whose fingerprint (`venues.fingerprint`) is the one stored with its market is not parsed
+when parsing it could change nothing: the market is open and still before its end date, and its quote would
+not be stored (same prices — vouched for by the fingerprint — and the same UTC day as the last snapshot). It
+joins the universe selection with its stored fields and today's activity figures, and the sync's result —
+rows, snapshots, resolutions, errors, counts — is the one a full parse gives (tests/integration/
+test_sync_reuse.py runs both). Everything else is parsed, so a malformed payload fails on every sync.
 """
 
 from __future__ import annotations
@@ -22,11 +29,12 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock
-from arena.domain.market import Market, Quote, Resolution
+from arena.domain.market import Market, MarketStatus, Quote, Resolution
 from arena.domain.universe import UniverseRules
 from arena.domain.universe import select as select_universe
 from arena.errors import ArenaError, ParseError
 from arena.services import ingest
+from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import FillRow, MarketRow, SyncErrorRow, SyncRunRow
 from arena.venues import UnsupportedMarket
@@ -65,6 +73,8 @@ class _Batch:
     resolutions: list[tuple[str, Resolution | None]] = field(default_factory=list)
     extras: dict[str, dict] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: set[str] = field(default_factory=set)  # taken without a parse: nothing of theirs to write
+    payload_hashes: dict[str, str] = field(default_factory=dict)  # market id → fingerprint of what was parsed
 
     def take(self, vm: Any, extra: dict | None = None) -> None:
         m = vm.market
@@ -74,6 +84,15 @@ class _Batch:
         self.resolutions.append((m.id, vm.resolution))
         if extra:
             self.extras[m.id] = extra
+
+    def keep(self, u: _Unchanged) -> None:
+        """Take a market whose payload is unchanged: nothing of it can change. Not even its resolution: the
+        parse of an open market says None, and a stored fingerprint means the latest recorded resolution
+        already is None (`repo.record_resolutions` clears the fingerprint of a market it records a version of)."""
+        self.unchanged.add(u.market.id)
+
+    def has(self, market_id: str) -> bool:
+        return market_id in self.markets or market_id in self.unchanged
 
     def error(self, kind: str, native_id: str, exc: Exception | str, raw: Any = None) -> None:
         fld = getattr(exc, "field", "") if isinstance(exc, Exception) else ""
@@ -131,7 +150,7 @@ def _parse_one(batch: _Batch, raw: Any, parse: Callable[[Any], Any], report: Syn
 def _write(engine: Engine, report: SyncReport, batch: _Batch, now: datetime, finished: datetime) -> SyncReport:
     with session_scope(engine) as s:
         counts = ingest.record_observations(s, now, batch.markets.values(), batch.quotes, batch.resolutions,
-                                            batch.extras)
+                                            batch.extras, batch.payload_hashes)
         run = s.get(SyncRunRow, report.run_id)
         assert run is not None
         for e in batch.errors:
@@ -218,27 +237,99 @@ def _pm_extra(vm: Any) -> dict:
             "pending_reason": vm.pending_reason, "uma_resolution_status": getattr(vm, "uma_resolution_status", "")}
 
 
+@dataclass(frozen=True)
+class _Unchanged:
+    """A listed market whose payload fingerprint is its stored one, taken without a parse. `market` holds what
+    the universe rules read: the stored fields and the payload's activity figures."""
+
+    market: Market
+    native_id: str
+    tradable: bool = True
+    skip_reason: str = ""
+
+
+def _unchanged_gamma(raw: dict, native: str, fp: str | None, stored: repo.StoredPayload | None,
+                     now: datetime, volatile: Callable[[dict, datetime], Any]) -> _Unchanged | None:
+    """The market of `raw` taken without a parse, or None when it must be parsed: its fingerprint is not the
+    stored one, it is not open, its end date has come (a parse would now say "past_end_date"), an activity
+    figure or its updatedAt is malformed, or a parse's quote would be stored (a new UTC day since the last
+    snapshot, or an observed time before it). `volatile` is `fingerprint.gamma_volatile`."""
+    if fp is None or stored is None or stored.payload_hash != fp or stored.status != MarketStatus.OPEN.value:
+        return None
+    if stored.close_time is not None and stored.close_time <= now:
+        return None
+    at = stored.quote_at
+    if at is None or not stored.quote_hash:
+        return None
+    v = volatile(raw, now)
+    if v is None:
+        return None
+    observed = v.observed_at
+    if observed != at and not (observed > at and observed.date() == at.date()):
+        return None
+    market = Market(id=f"polymarket:{native}", venue="polymarket", question=stored.question, status=MarketStatus.OPEN,
+                    close_time=stored.close_time, category=stored.category, volume=v.volume,
+                    volume_24h=v.volume_24h, liquidity=v.liquidity)
+    return _Unchanged(market, native)
+
+
+def _gamma_native_id(raw: Any) -> str | None:
+    """The native id a parse of `raw` would give (None when it would reject it)."""
+    if raw.__class__ is not dict:
+        return None
+    value = raw.get("id")
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        return None
+    return str(value).strip()
+
+
 def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRules | None = None,
-                    candidates: int = 500) -> SyncReport:
+                    candidates: int = 500, reuse_unchanged: bool = True) -> SyncReport:
     """Gamma's most active open markets (by 24 h volume) through the universe rules, plus every held market
-    re-read by id (with the CLOB's winner flags as a second opinion once closed)."""
-    from arena.venues.polymarket_parse import parse_gamma_market
+    re-read by id (with the CLOB's winner flags as a second opinion once closed). `reuse_unchanged=False`
+    parses every payload (and stores no fingerprints): the previous path, kept as the benchmarks' baseline."""
+    from arena.venues.fingerprint import gamma_fingerprint, gamma_volatile
+    from arena.venues.polymarket_parse import market_id, parse_gamma_market
 
     rules = rules or UniverseRules()
 
     def gather(batch: _Batch, report: SyncReport, now: datetime) -> None:
-        parsed = []
+        parsed: list[Any] = []
         rows = client.iter_markets(page_size=100, active="true", closed="false", order="volume24hr",
                                    ascending="false")
-        for raw in islice(rows, candidates):
+        raws = list(islice(rows, candidates))
+        natives = [_gamma_native_id(raw) for raw in raws] if reuse_unchanged else [None] * len(raws)
+        fps = [gamma_fingerprint(raw) if native is not None else None for raw, native in zip(raws, natives)]
+        stored: dict[str, repo.StoredPayload] = {}
+        if reuse_unchanged:
+            listed: dict[str, int] = {}
+            for native in natives:
+                if native is not None:
+                    listed[native] = listed.get(native, 0) + 1
+            with session_scope(engine) as s:
+                stored = repo.stored_payloads(s, [market_id(n) for n, k in listed.items() if k == 1])
+        listed_fp: dict[str, str] = {}
+        for raw, native, fp in zip(raws, natives, fps):
+            if native is not None and fp is not None:
+                unchanged = _unchanged_gamma(raw, native, fp, stored.get(market_id(native)), now, gamma_volatile)
+                if unchanged is not None:
+                    parsed.append(unchanged)
+                    continue
             vm = _parse_one(batch, raw, lambda r: parse_gamma_market(r, fetched_at=now), report)
             if vm is not None:
                 parsed.append(vm)
+                if fp is not None and vm.native_id == native:
+                    listed_fp[vm.market.id] = fp
         for vm in _select(batch, report, parsed, now, rules):
-            batch.take(vm, _pm_extra(vm))
+            if isinstance(vm, _Unchanged):
+                batch.keep(vm)
+            else:
+                batch.take(vm, _pm_extra(vm))
+                if vm.market.id in listed_fp:
+                    batch.payload_hashes[vm.market.id] = listed_fp[vm.market.id]
             report.ok += 1
         for mid, native in sorted(held_market_ids(engine, "polymarket", now).items()):
-            if mid in batch.markets:
+            if batch.has(mid):
                 continue
             try:
                 vm = client.market_for_settlement(native)
@@ -247,6 +338,7 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
                 batch.error("failed", native, exc)
                 continue
             batch.take(vm, _pm_extra(vm))
+            batch.payload_hashes.pop(vm.market.id, None)
             report.held_refreshed += 1
 
     return _run(engine, "polymarket", clock, gather)
@@ -279,7 +371,7 @@ def sync_manifold(engine: Engine, client: Any, clock: Clock, rules: UniverseRule
             batch.take(vm, {"outcome_type": getattr(vm, "outcome_type", "")})
             report.ok += 1
         for mid, native in sorted(held_market_ids(engine, "manifold", now).items()):
-            if mid in batch.markets:
+            if batch.has(mid):
                 continue
             raw = client.get_market(native)
             vm = _parse_one(batch, raw, lambda r: parse_manifold_market(r, fetched_at=now), report)
@@ -315,7 +407,7 @@ def sync_replay(engine: Engine, venue: Any, clock: Clock, rules: UniverseRules |
             batch.take(v)
             report.ok += 1
         for mid in sorted(held_market_ids(engine, "replay", now)):
-            if mid in batch.markets:
+            if batch.has(mid):
                 continue
             m = venue.market_at(mid, now)
             if m is None:

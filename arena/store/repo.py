@@ -102,6 +102,7 @@ class MarketState:
     description_hash: str
     quote_hash: str
     quote_at: datetime | None
+    payload_hash: str = ""
 
 
 def market_states(session: Session, ids: Iterable[str]) -> dict[str, MarketState]:
@@ -109,10 +110,56 @@ def market_states(session: Session, ids: Iterable[str]) -> dict[str, MarketState
     t = MarketRow.__table__  # type: ignore[attr-defined]
     out: dict[str, MarketState] = {}
     for where in _id_filters(session, t.c.id, ids):
-        q = select(t.c.id, t.c.content_hash, t.c.description_hash, t.c.quote_hash, t.c.quote_at).where(where)
-        for mid, ch, dh, qh, qa in session.connection().execute(q):
-            out[mid] = MarketState(ch, dh, qh, utc(qa) if qa is not None else None)
+        q = select(t.c.id, t.c.content_hash, t.c.description_hash, t.c.quote_hash, t.c.quote_at,
+                   t.c.payload_hash).where(where)
+        for mid, ch, dh, qh, qa, ph in session.connection().execute(q):
+            out[mid] = MarketState(ch, dh, qh, utc(qa) if qa is not None else None, ph)
     return out
+
+
+@dataclass(frozen=True)
+class StoredPayload:
+    """What a sync needs of a stored market to take an unchanged payload without parsing it: the payload's
+    fingerprint, the last stored quote, and the fields the universe rules read besides the activity figures."""
+
+    payload_hash: str
+    quote_hash: str
+    quote_at: datetime | None
+    question: str
+    status: str
+    close_time: datetime | None
+    category: str
+
+
+def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPayload]:
+    """`StoredPayload` of the given markets that carry a payload fingerprint (one read, no descriptions).
+    On SQLite the ids go in as one JSON array (`json_each`) and the times are read with `fromisoformat` from
+    the format SQLAlchemy stores them in: a tenth of the cost of IN lists and its DateTime processing."""
+    ids = sorted(set(ids))
+    if not ids:
+        return {}
+    out: dict[str, StoredPayload] = {}
+    conn = session.connection()
+    if conn.dialect.name == "sqlite":
+        rows = conn.exec_driver_sql(
+            "SELECT id, payload_hash, quote_hash, quote_at, question, status, close_time, category FROM markets "
+            "WHERE id IN (SELECT value FROM json_each(?)) AND payload_hash != ''", (_json_dumps(ids),))
+        for mid, ph, qh, qa, question, status, close, category in rows:
+            out[mid] = StoredPayload(ph, qh, _sqlite_time(qa), question, status, _sqlite_time(close), category)
+        return out
+    t = MarketRow.__table__  # type: ignore[attr-defined]
+    for where in _id_filters(session, t.c.id, ids):
+        q = select(t.c.id, t.c.payload_hash, t.c.quote_hash, t.c.quote_at, t.c.question, t.c.status,
+                   t.c.close_time, t.c.category).where(where, t.c.payload_hash != "")
+        for mid, ph, qh, qa, question, status, close, category in conn.execute(q):
+            out[mid] = StoredPayload(ph, qh, utc(qa) if qa is not None else None, question, status,
+                                     utc(close) if close is not None else None, category)
+    return out
+
+
+def _sqlite_time(value: str | None) -> datetime | None:
+    """A time as SQLAlchemy's SQLite DateTime stores it ("2026-11-01 09:00:00.000000", UTC), aware."""
+    return None if value is None else utc(datetime.fromisoformat(value))
 
 
 def upsert_market(session: Session, market: Market, now: datetime, extra: dict | None = None) -> bool:
@@ -122,16 +169,22 @@ def upsert_market(session: Session, market: Market, now: datetime, extra: dict |
 
 def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
                    extras: dict[str, dict] | None = None, states: dict[str, MarketState] | None = None,
-                   refresh: dict[str, tuple[str, datetime]] | None = None) -> int:
+                   refresh: dict[str, tuple[str, datetime]] | None = None,
+                   payload_hashes: dict[str, str] | None = None) -> int:
     """Insert new markets and update those whose content or description changed (by hash, one read of the
     stored hashes unless `states` is given); returns how many were inserted or changed. Activity figures
     (volume, liquidity) are written with any change and for the markets in `refresh` (market id → hash and
     time of the price snapshot being stored for it, so at least daily, written with them), never on their
     own: they move with every trade, and rewriting every market on every sync for them would make each sync
-    cost as much as the first."""
+    cost as much as the first.
+
+    `payload_hashes` (market id → fingerprint of the payload `market` was parsed from, when the store will then
+    equal that parse — see `ingest.record_observations`) are stored as `payload_hash`; a row written for any
+    other reason without one gets "", so a fingerprint never outlives the state it vouches for."""
     markets = list({m.id: m for m in markets}.values())
     extras = extras or {}
     refresh = refresh or {}
+    payload_hashes = payload_hashes or {}
     if states is None:
         states = market_states(session, (m.id for m in markets))
     changed = 0
@@ -146,24 +199,30 @@ def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
             fields.setdefault("extra", {})
         dh = text_hash(m.description)
         qh, qa = refresh.get(m.id, ("", None))
+        ph = payload_hashes.get(m.id, "")
         if state is None:
             new_rows.append(dict(id=m.id, first_seen_at=now, updated_at=now, content_hash=ch, description_hash=dh,
-                                 quote_hash=qh, quote_at=qa, **fields))
+                                 quote_hash=qh, quote_at=qa, payload_hash=ph, **fields))
             changed += 1
             continue
         content_changed = ch != state.content_hash
-        if dh != state.description_hash:
+        description_changed = dh != state.description_hash
+        if description_changed:
             descriptions.append(dict(_id=m.id, description=m.description, description_hash=dh, updated_at=now))
+        row = {}
         if content_changed or m.id in refresh:
-            row = {k: fields[k] for k in ACTIVITY}
+            row.update({k: fields[k] for k in ACTIVITY})
             if m.id in refresh:
                 row.update(quote_hash=qh, quote_at=qa)
             if content_changed:
                 row.update({k: fields[k] for k in _CONTENT}, content_hash=ch, updated_at=now)
                 if "extra" in fields:
                     row["extra"] = fields["extra"]
+        if ph != state.payload_hash and (ph or row or description_changed):
+            row["payload_hash"] = ph
+        if row:
             updates.append(row | {"_id": m.id})
-        changed += content_changed or dh != state.description_hash
+        changed += content_changed or description_changed
     t = MarketRow.__table__  # type: ignore[attr-defined]
     if new_rows:
         bulk_insert(session, t, new_rows)
@@ -327,10 +386,11 @@ def store_quotes(session: Session, new: list[tuple[Quote, str]], older: list[Quo
     bulk_insert(session, PriceSnapshotRow.__table__, rows)  # type: ignore[attr-defined]
     written = set(written)
     latest = {mid: v for mid, v in last_quotes(new).items() if mid not in written}
-    if latest:
+    if latest:  # a quote of no payload's parse: the market's payload fingerprint no longer vouches for it
         t = MarketRow.__table__  # type: ignore[attr-defined]
         session.connection().execute(
-            update(t).where(t.c.id == bindparam("_id")).values(quote_hash=bindparam("qh"), quote_at=bindparam("qa")),
+            update(t).where(t.c.id == bindparam("_id")).values(quote_hash=bindparam("qh"), quote_at=bindparam("qa"),
+                                                               payload_hash=""),
             [dict(_id=mid, qh=qh, qa=qa) for mid, (qh, qa) in latest.items()])
     return len(rows)
 
@@ -453,6 +513,11 @@ def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution |
             new_rows.append(row)
             latest[mid] = SimpleNamespace(**row)
     bulk_insert(session, t, new_rows)
+    if new_rows:  # a payload fingerprint vouches for its parse's resolution being the latest: no longer so
+        m = MarketRow.__table__  # type: ignore[attr-defined]
+        session.connection().execute(
+            update(m).where(m.c.id == bindparam("_id"), m.c.payload_hash != "").values(payload_hash=""),
+            [{"_id": mid} for mid in sorted({r["market_id"] for r in new_rows})])
     return len(new_rows)
 
 

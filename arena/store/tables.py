@@ -48,6 +48,9 @@ class MarketRow(SQLModel, table=True):
     description_hash: str = Field(default="", max_length=32)
     quote_hash: str = Field(default="", max_length=32)  # prices, bid, ask and source of the last snapshot stored
     quote_at: datetime | None = _ts(nullable=True)  # observed_at of that snapshot
+    # fingerprint of the venue payload whose parse the row, its description, extras and last quote hash equal
+    # (venues.fingerprint); "" when unknown. A sync skips the parse of a payload with this fingerprint.
+    payload_hash: str = Field(default="", max_length=32)
 
 
 class PriceSnapshotRow(SQLModel, table=True):

@@ -9,6 +9,7 @@ inside a decoded value, a path suffix such as ``[0]``); pydantic's own errors ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -195,6 +196,8 @@ def exact_probability(value: object, at: str = "") -> Decimal:
 
 def decimal_number(value: object) -> float | None:
     """A number or numeric string (Gamma sends ``volume`` as a string, ``volumeNum`` as a number)."""
+    if value.__class__ is float and math.isfinite(value):  # type: ignore[arg-type]
+        return value  # type: ignore[return-value]  # float(Decimal(repr(x))) is x: skip the round trip
     if blank(value):
         return None
     try:

@@ -196,3 +196,15 @@ def test_bets_name_the_bet_and_accept_bet_id(sample):
     with pytest.raises(ParseError) as info:
         mp.parse_bet(None, 4)
     assert info.value.field == "bets[4]"
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_decimal_number_reads_a_finite_float_as_the_decimal_round_trip_does(x):
+    from arena.money import parse_decimal_price
+    from arena.venues.fields import decimal_number
+
+    assert repr(decimal_number(x)) == repr(float(parse_decimal_price(x)))  # repr: -0.0 stays -0.0

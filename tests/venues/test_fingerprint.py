@@ -1,0 +1,73 @@
+"""The Gamma payload fingerprint covers what the parser reads and nothing else; the volatile keys left out are read
+by the parser's own field readers (venues.fingerprint)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from arena.venues.fingerprint import GAMMA_KEYS, VOLATILE, gamma_fingerprint, gamma_volatile
+from arena.venues.polymarket_payloads import GammaMarketPayload
+
+FETCHED = datetime(2025, 11, 16, tzinfo=timezone.utc)
+BASE = {
+    "id": "517310", "question": "Will it rain?", "outcomes": '["Yes", "No"]', "outcomePrices": '["0.2", "0.8"]',
+    "clobTokenIds": '["1", "2"]', "active": True, "closed": False, "enableOrderBook": True,
+    "endDate": "2025-12-31T12:00:00Z", "updatedAt": "2025-11-15T18:05:29.330507Z", "volumeNum": 1000.5,
+    "volume24hr": 12.0, "liquidityNum": 50.0, "bestBid": 0.19, "bestAsk": 0.21, "description": "Rain.",
+    "events": [{"id": "77", "volume": 5000.0, "title": "Weather"}], "lastTradePrice": 0.2,
+}
+
+
+def test_every_key_the_parser_reads_is_fingerprinted_or_read_as_volatile():
+    declared = {f.alias or name for name, f in GammaMarketPayload.model_fields.items()}
+    assert set(GAMMA_KEYS) | set(VOLATILE) == declared
+    assert not set(GAMMA_KEYS) & set(VOLATILE)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("outcomePrices", '["0.21", "0.79"]'), ("bestBid", 0.2), ("description", "Rain!"), ("closed", True),
+    ("endDate", "2026-01-01T00:00:00Z"), ("events", [{"id": "78", "volume": 5000.0}]), ("events", []),
+    ("closed", None), ("feeSchedule", {"rate": "0.02"}), ("question", "Will it snow?"),
+])
+def test_a_change_the_parser_reads_changes_the_fingerprint(key, value):
+    assert gamma_fingerprint({**BASE, key: value}) != gamma_fingerprint(BASE)
+
+
+def test_absent_and_null_are_told_apart():
+    without = {k: v for k, v in BASE.items() if k != "closed"}
+    assert gamma_fingerprint({**BASE, "closed": None}) != gamma_fingerprint(without)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("volumeNum", 2000.0), ("volume24hr", 1.0), ("liquidityNum", 1.0), ("updatedAt", "2025-11-15T20:00:00Z"),
+    ("lastTradePrice", 0.9), ("events", [{"id": "77", "volume": 9999.0, "title": "Weather!"}]),
+])
+def test_what_the_parser_ignores_or_reads_as_volatile_leaves_it_alone(key, value):
+    assert gamma_fingerprint({**BASE, key: value}) == gamma_fingerprint(BASE)
+
+
+def test_what_json_cannot_tell_apart_is_never_fingerprinted():
+    assert gamma_fingerprint({**BASE, "bestBid": float("nan")}) is None  # orjson would write null
+    assert gamma_fingerprint({**BASE, "id": 10**30}) is None
+    assert gamma_fingerprint([BASE]) is None
+
+
+def test_volatile_reads_follow_the_parser():
+    from arena.venues.polymarket_parse import parse_gamma_market
+
+    raw = {**BASE, "volume": "7", "liquidityNum": None, "liquidity": "3.5", "updatedAt": "2030-01-01T00:00:00Z"}
+    v = gamma_volatile(raw, FETCHED)
+    vm = parse_gamma_market(raw, fetched_at=FETCHED)
+    assert v is not None and vm.quote is not None
+    assert (v.volume, v.volume_24h, v.liquidity) == (vm.market.volume, vm.market.volume_24h, vm.market.liquidity)
+    assert v.observed_at == vm.quote.observed_at == FETCHED  # a future updatedAt is clamped to the fetch
+    assert gamma_volatile({**BASE, "updatedAt": json.dumps(BASE["updatedAt"]).strip('"')}, FETCHED) is not None
+
+
+@pytest.mark.parametrize("key, value", [("volumeNum", "lots"), ("volume24hr", True), ("updatedAt", "yesterday"),
+                                        ("updatedAt", 5)])
+def test_a_malformed_volatile_value_is_not_read_cheaply(key, value):
+    assert gamma_volatile({**BASE, key: value}, FETCHED) is None
