@@ -1,7 +1,7 @@
 """the frame cache
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-11-23
 
 Every render re-read every cohort's facts (a million bets at a thousand cohorts) to find the few cohorts whose
@@ -11,8 +11,8 @@ the facts they are read from (`store.fingerprints`); it holds no fact and may be
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0011'
-down_revision = '0010'
+revision = '0012'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 
