@@ -344,6 +344,7 @@ def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: 
 
     cold = timed()
     warm = min(timed(), timed())
+    timed(previous=True)  # (its boards are keyed by their rows' content: the first call computes and stores them)
     previous = timed(previous=True)
     forget_process_memos()
     fresh = timed()
@@ -360,7 +361,8 @@ def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: 
     print(f"     one cohort changed (a scheduled render), long-running process: {changed:7.2f} s  [goal <= 5 s]  -> "
           f"{previous / changed:.1f}x the previous path")
     print(f"     one cohort changed, a fresh process:                        {changed_fresh:7.2f} s  [goal <= 5 s]")
-    print(f"     previous path (every cohort's frames read; boards from the board cache): {previous:7.2f} s")
+    print(f"     previous path, warm (every cohort's frames read and hashed; boards from the board cache): "
+          f"{previous:7.2f} s")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,41 +3,30 @@ only its cohort's key; a store that cannot hold the cache still serves the board
 
 import logging
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import numpy as np
 import pandas as pd
 import pytest
+from three_cohorts import LATER, START, simulate_three_cohorts
 from sqlalchemy import func, select, text, update
 from sqlmodel import Session
 
-from arena.agents.baselines import demo_lineup
-from arena.domain.sizing import CohortRules
 from arena.services import board_cache
 from arena.store.memo import MemoTable
 from arena.services.board_cache import KEEP_PER_COHORT, cohort_keys, decode, encode
-from arena.services.cohorts import LineupEntry
 from arena.services.point_in_time import store_as_of
 from arena.services.score import portfolios_frame
-from arena.services.simulation import simulate
 from arena.services.standings import standings
 from arena.store.tables import AgentRow, BoardCacheRow, CohortRow, ForecastRow, ResolutionRow
-from arena.venues.simulated import SimulatedUniverse
 from arena.store.frames import bets_frame, forecast_set_frame
 
-START = datetime(2026, 1, 4, tzinfo=timezone.utc)
-LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
 N_BOOT = 80
 
 
 @pytest.fixture
 def arena_db(engine):
-    universe = SimulatedUniverse.generate(5, START, weeks=5, markets_per_week=12)
-    agents = demo_lineup(universe, 5)
-    lineup = [LineupEntry(a.name, "scripted") for a in agents]
-    simulate(engine, universe, {a.name: a for a in agents}, START, 3, CohortRules(decision_weeks=2), lineup,
-             universe.end + timedelta(days=1), forecast_k=10)
-    return engine
+    return simulate_three_cohorts(engine)
 
 
 def _same(a, b) -> None:

@@ -4,40 +4,26 @@ the process's memo never serves one database's frames to another; a store withou
 
 import logging
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pandas as pd
 import pytest
+from three_cohorts import LATER, START, simulate_three_cohorts
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from arena.agents.baselines import demo_lineup
-from arena.domain.sizing import CohortRules
 from arena.services import frame_cache
-from arena.services.cohorts import LineupEntry
 from arena.services.frame_cache import cohort_frames
-from arena.services.simulation import simulate
 from arena.services.standings import standings
 from arena.store.engine import make_engine, migrate
 from arena.store.memo import MemoTable
 from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, FrameCacheRow, PriceSnapshotRow,
                                 ResolutionRow)
-from arena.venues.simulated import SimulatedUniverse
 
-START = datetime(2026, 1, 4, tzinfo=timezone.utc)
-LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
 MID = START + timedelta(days=9)
 N_BOOT = 40
-
-
-def _simulate(engine):
-    universe = SimulatedUniverse.generate(5, START, weeks=5, markets_per_week=12)
-    agents = demo_lineup(universe, 5)
-    lineup = [LineupEntry(a.name, "scripted") for a in agents]
-    simulate(engine, universe, {a.name: a for a in agents}, START, 3, CohortRules(decision_weeks=2), lineup,
-             universe.end + timedelta(days=1), forecast_k=10)
-    return engine
+_simulate = simulate_three_cohorts
 
 
 @pytest.fixture
