@@ -74,7 +74,9 @@ def test_a_new_fact_moves_only_its_cohorts_key(arena_db):
     before = cohort_keys(*frames, **opts)
     assert len(set(before.values())) == 3
     forecasts = frames[0].copy()
-    first = forecasts.index[forecasts["cohort"] == forecasts["cohort"].iloc[0]][0]
+    # (a row whose flip changes it: the always-0.5 reference's 1 − 0.5 is 0.5 again)
+    first = forecasts.index[(forecasts["cohort"] == forecasts["cohort"].iloc[0])
+                            & (forecasts["probability"] != 0.5)][0]
     forecasts.loc[first, "probability"] = 1 - forecasts.loc[first, "probability"]
     after = cohort_keys(forecasts, *frames[1:], **opts)
     changed = [c for c in before if before[c] != after[c]]

@@ -81,7 +81,8 @@ def test_cached_frames_equal_read_frames_and_only_changed_cohorts_are_read(arena
         row = s.execute(select(ForecastRow).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
                         .where(AgentRow.cohort_id == cohorts[2][0], ForecastRow.source == "forecast_set")
                         .order_by(ForecastRow.id)).scalars().first()
-        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=1 - row.probability))
+        moved = 0.99 if row.probability < 0.5 else 0.01  # (1 − p would leave an always-0.5 row as it was)
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=moved))
         s.commit()
     assert _names(arena_db, _check(arena_db, LATER).read) == [cohorts[2][1]]
     assert _check(arena_db, LATER).read == ()
