@@ -306,9 +306,9 @@ def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
     from arena.services import board_cache, frame_cache
 
-    frame_cache._RECENT = frame_cache._Recent(frame_cache.MEMO_ROWS)
+    frame_cache._RECENT.clear()
     frame_cache._MARKETS.clear()
-    board_cache._RECENT = board_cache._Recent(board_cache._RECENT.size)
+    board_cache._RECENT.clear()
 
 
 def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: ignore[no-untyped-def]

@@ -19,8 +19,6 @@ with one warning in the log.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -33,7 +31,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import cohort_boards
-from arena.store.memo import MemoTable
+from arena.store.memo import MemoTable, Recent
 from arena.store.tables import BoardCacheRow
 
 
@@ -116,28 +114,8 @@ def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
     return frame[frame["cohort"].isin(list(cohorts))] if len(frame) else frame
 
 
-class _Recent:
-    """Boards this process decoded or computed lately, by key (a key names a board's inputs, so an entry is
-    right for any database that asks for it), at most `size`; thread-safe. Frames are shared, never changed."""
-
-    def __init__(self, size: int):
-        self.size, self.lock, self.items = size, threading.Lock(), OrderedDict[str, pd.DataFrame]()
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, pd.DataFrame]:
-        with self.lock:
-            found = {k: self.items[k] for k in keys if k in self.items}
-            for k in found:
-                self.items.move_to_end(k)
-            return found
-
-    def put_many(self, boards: Mapping[str, pd.DataFrame]) -> None:
-        with self.lock:
-            self.items.update(boards)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-_RECENT = _Recent(50_000)
+# boards by key, decoded or computed lately: a key names its inputs, so it is right for any database
+_RECENT: Recent[pd.DataFrame] = Recent(50_000)
 
 
 def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],

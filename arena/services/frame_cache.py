@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,7 +42,7 @@ from arena.clock import utc
 from arena.services.score import portfolios_frame
 from arena.store.fingerprints import MarketMarks, Marks, cohort_marks
 from arena.store.frames import bets_frame, forecast_set_frame, position_frame
-from arena.store.memo import MemoTable
+from arena.store.memo import MemoTable, Recent
 from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
 
 FORMAT = 1  # of the key and the payload; bump when either changes shape
@@ -193,41 +192,16 @@ def decode(payload: str) -> _Entry:
     return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames, doc["nonce"])
 
 
-class _Recent:
-    """Entries this process decoded or read lately, by key and nonce, up to `MEMO_ROWS` rows in all: a
-    long-running process (the scheduler, `arena serve`, a worker) checks the stored nonces and decodes only the
-    entries it does not hold. Thread-safe; an entry is never changed once made."""
-
-    def __init__(self, budget: int):
-        self.budget, self.rows, self.lock = budget, 0, threading.Lock()
-        self.items: OrderedDict[str, _Entry] = OrderedDict()
-
-    @staticmethod
-    def _size(e: _Entry) -> int:
-        return sum(_rows(cols) for cols in e.frames.values()) + 1
-
-    def get(self, key: str, head: str | None) -> _Entry | None:
-        with self.lock:
-            e = self.items.get(key)
-            if e is None or head != _head(e.nonce):
-                return None
-            self.items.move_to_end(key)
-            return e
-
-    def put(self, key: str, e: _Entry) -> None:
-        with self.lock:
-            old = self.items.pop(key, None)
-            if old is not None:
-                self.rows -= self._size(old)
-            self.items[key] = e
-            self.rows += self._size(e)
-            while self.rows > self.budget and len(self.items) > 1:
-                _, dropped = self.items.popitem(last=False)
-                self.rows -= self._size(dropped)
-
-
 MEMO_ROWS = 3_000_000
-_RECENT = _Recent(MEMO_ROWS)
+# Entries this process decoded or read lately, up to MEMO_ROWS rows in all: a long-running process (the scheduler,
+# `arena serve`, a worker) checks the stored nonces and decodes only the entries it does not hold.
+_RECENT: Recent[_Entry] = Recent(MEMO_ROWS, lambda e: sum(_rows(cols) for cols in e.frames.values()) + 1)
+
+
+def _held(key: str, head: str | None) -> _Entry | None:
+    """The entry this process holds for `key`, if it is the one stored (its nonce heads the stored payload)."""
+    e = _RECENT.get_many([key]).get(key)
+    return e if e is not None and head == _head(e.nonce) else None
 _MARKETS: dict[str, int] = {}  # market id → its row in this process's `MarketMarks` tables
 _MARKETS_LOCK = threading.Lock()
 
@@ -275,10 +249,9 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
             s.connection().execute(select(func.coalesce(func.max(PriceSnapshotRow.id), 0))).scalar_one()
         keys = {cid: _key(cid, m) for cid, m in cohort_marks(s, ids, as_of).items()}
         heads = store.heads(keys.values(), HEAD)
-        held = {cid: e for cid, k in keys.items() if (e := _RECENT.get(k, heads.get(k))) is not None}
+        held = {cid: e for cid, k in keys.items() if (e := _held(k, heads.get(k))) is not None}
         stored = store.load([k for cid, k in keys.items() if cid not in held and k in heads])
-        for k, e in stored.items():
-            _RECENT.put(k, e)
+        _RECENT.put_many(stored)
         found = {**held, **{cid: stored[k] for cid, k in keys.items() if k in stored}}
         with _MARKETS_LOCK:  # (the registry of market rows is shared by the process's threads)
             now = MarketMarks(s, sorted(set().union(*(e.markets for e in found.values()))),
@@ -299,9 +272,7 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
                 rows = [(then.rows(touched[cid]), then.rows(opened.get(cid, []))) for cid in missing]
             fresh = {cid: _Entry(m, touched[cid], opened.get(cid, []), {kind: split[kind][cid] for kind in NAMES},
                                  rows=r) for cid, m, r in zip(missing, then.fold(rows), rows)}
-            for cid, e in fresh.items():
-                if cid in keys:
-                    _RECENT.put(keys[cid], e)
+            _RECENT.put_many({keys[cid]: e for cid, e in fresh.items() if cid in keys})
         entries = {**valid, **fresh}
         built = {n: _frame([entries[cid].frames[n] for cid in ids]) for n in NAMES}
         empty = [n for n, f in built.items() if f is None]

@@ -9,6 +9,8 @@ Each cohort keeps its `keep` most recently used entries.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -104,4 +106,37 @@ class MemoTable(Generic[V]):
             self._soft("write", exc)
 
 
-__all__ = ["MemoTable"]
+class Recent(Generic[V]):
+    """What this process decoded or computed lately, by key, least recently used dropped first once the sizes
+    of the values (`size`, 1 each by default) pass `budget`. Thread-safe; values are shared, never changed."""
+
+    def __init__(self, budget: int, size: Callable[[V], int] = lambda _: 1):
+        self.budget, self.size, self.used, self.lock = budget, size, 0, threading.Lock()
+        self.items: OrderedDict[str, V] = OrderedDict()
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, V]:
+        with self.lock:
+            found = {k: self.items[k] for k in keys if k in self.items}
+            for k in found:
+                self.items.move_to_end(k)
+            return found
+
+    def put_many(self, values: Mapping[str, V]) -> None:
+        with self.lock:
+            for k, v in values.items():
+                old = self.items.pop(k, None)
+                if old is not None:
+                    self.used -= self.size(old)
+                self.items[k] = v
+                self.used += self.size(v)
+            while self.used > self.budget and len(self.items) > 1:
+                _, dropped = self.items.popitem(last=False)
+                self.used -= self.size(dropped)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.used = 0
+
+
+__all__ = ["MemoTable", "Recent"]
