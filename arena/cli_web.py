@@ -19,6 +19,9 @@ def configure_render_parser(p: argparse.ArgumentParser) -> argparse.ArgumentPars
     p.add_argument("--db", default=None, help=DB_HELP)
     p.add_argument("--as-of", "--at", dest="as_of", default=None, type=parse_at,
                    help="mark and score as of this UTC time (ISO 8601, e.g. 2026-03-01T00:00); default: now")
+    p.add_argument("--full", action="store_true",
+                   help="build every page again (default: only the pages whose inputs changed since the last "
+                        "render into --out; a page is written only when its bytes changed)")
     p.set_defaults(func=render_command)
     return p
 
@@ -35,7 +38,7 @@ def configure_serve_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParse
 
 
 def render_command(args: argparse.Namespace) -> int:
-    """`arena render --out DIR [--db URL] [--as-of T]`: write the static site."""
+    """`arena render --out DIR [--db URL] [--as-of T] [--full]`: write the static site."""
     from arena.progress import Progress
     from arena.store.engine import open_existing_store
     from arena.web.render import RENDER_STAGES, render_site
@@ -45,7 +48,8 @@ def render_command(args: argparse.Namespace) -> int:
     print(f"arena render: writing the site as of {as_of:%Y-%m-%d %H:%M} UTC into {args.out} …", flush=True)
     try:
         with Progress(RENDER_STAGES, "arena render", unit="stage", every=1) as bar:
-            report = render_site(engine, args.out, as_of, on_stage=lambda name: bar.update(1, name))
+            report = render_site(engine, args.out, as_of, on_stage=lambda name: bar.update(1, name),
+                                 full=bool(getattr(args, "full", False)))
     finally:
         engine.dispose()
     print(report.summary())

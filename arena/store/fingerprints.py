@@ -46,7 +46,7 @@ _FORECAST_VALUES = (cast(func.round(ForecastRow.probability * 1_000_000_000), Bi
                     func.coalesce(ForecastRow.market_price_ppm, -1), ForecastRow.replicate)
 
 
-def _summary(ids: Any, when: Any = None, values: Sequence[Any] = ()) -> list[Any]:
+def summary(ids: Any, when: Any = None, values: Sequence[Any] = ()) -> list[Any]:
     """count, max and sum of `ids`, and the sums of `values` (integer expressions), over the rows where `when`
     holds (all rows without it)."""
     def kept(x: Any) -> Any:
@@ -56,17 +56,17 @@ def _summary(ids: Any, when: Any = None, values: Sequence[Any] = ()) -> list[Any
             *(func.coalesce(func.sum(kept(v)), 0) for v in values)]
 
 
-def _in_markets(conn: Any, q: Any, column: Any, ids: Sequence[str]) -> list[Any]:
+def in_markets(conn: Any, q: Any, column: Any, ids: Sequence[str]) -> list[Any]:
     """Rows of `q` restricted to `column` in `ids`: one array parameter on PostgreSQL (an IN list of 10⁴
     values costs more to parse than the query), chunks of an IN list elsewhere."""
     if not ids:
         return []
     if conn.dialect.name == "postgresql":
         return conn.execute(q.where(column == any_(bindparam("ids", type_=ARRAY(String)))), {"ids": list(ids)}).all()
-    return [r for part in _chunks(list(ids)) for r in conn.execute(q.where(column.in_(part))).all()]
+    return [r for part in chunks(list(ids)) for r in conn.execute(q.where(column.in_(part))).all()]
 
 
-def _chunks(values: Sequence[Any], size: int = 5_000) -> list[Sequence[Any]]:
+def chunks(values: Sequence[Any], size: int = 5_000) -> list[Sequence[Any]]:
     return [values[i:i + size] for i in range(0, len(values), size)]
 
 
@@ -75,24 +75,24 @@ def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -
     forecasts (see the module docstring); equal tuples mean equal facts of those kinds."""
     conn = session.connection()
     marks: dict[int, list[int]] = {}
-    for part in _chunks(list(cohort_ids)):
+    for part in chunks(list(cohort_ids)):
         for cid, start, *agents in conn.execute(
-                select(CohortRow.id, CohortRow.starting_cash_micros, *_summary(AgentRow.id))
+                select(CohortRow.id, CohortRow.starting_cash_micros, *summary(AgentRow.id))
                 .outerjoin(AgentRow, AgentRow.cohort_id == CohortRow.id)
                 .where(CohortRow.id.in_(part)).group_by(CohortRow.id, CohortRow.starting_cash_micros)):  # type: ignore[attr-defined]
             marks[cid] = [int(start), *map(int, agents)]
         fills = dict((cid, rest) for cid, *rest in conn.execute(
-            select(FillRow.cohort_id, *_summary(FillRow.id, values=_FILL_VALUES))
+            select(FillRow.cohort_id, *summary(FillRow.id, values=_FILL_VALUES))
             .where(FillRow.cohort_id.in_(part), FillRow.at <= as_of).group_by(FillRow.cohort_id)))  # type: ignore[attr-defined]
         done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
         decisions = dict((cid, rest) for cid, *rest in conn.execute(
-            select(DecisionRow.cohort_id, *_summary(DecisionRow.id, values=_DECISION_VALUES),
-                   *_summary(DecisionRow.id, done))
+            select(DecisionRow.cohort_id, *summary(DecisionRow.id, values=_DECISION_VALUES),
+                   *summary(DecisionRow.id, done))
             .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
         seen = and_(done, ForecastRow.as_of <= as_of)
         forecasts = dict((cid, rest) for cid, *rest in conn.execute(
-            select(DecisionRow.cohort_id, *_summary(ForecastRow.id, values=_FORECAST_VALUES),
-                   *_summary(ForecastRow.id, seen))
+            select(DecisionRow.cohort_id, *summary(ForecastRow.id, values=_FORECAST_VALUES),
+                   *summary(ForecastRow.id, seen))
             .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
             .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
         for cid in part:
@@ -118,16 +118,16 @@ class MarketMarks:
         for m in names:
             self.row.setdefault(m, len(self.row))
         self.table = np.zeros((len(self.row), 6), dtype=np.int64)
-        res = (select(ResolutionRow.market_id, *_summary(ResolutionRow.id))
+        res = (select(ResolutionRow.market_id, *summary(ResolutionRow.id))
                .where(ResolutionRow.recorded_at <= as_of, *([ResolutionRow.id <= upto[0]] if upto else []))
                .group_by(ResolutionRow.market_id))
-        snap = (select(PriceSnapshotRow.market_id, *_summary(PriceSnapshotRow.id))
+        snap = (select(PriceSnapshotRow.market_id, *summary(PriceSnapshotRow.id))
                 .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of,
                        *([PriceSnapshotRow.id <= upto[1]] if upto else []))
                 .group_by(PriceSnapshotRow.market_id))
         for q, col, ids in ((res, ResolutionRow.market_id, names), (snap, PriceSnapshotRow.market_id, sorted(set(priced)))):
             cols = slice(0, 3) if q is res else slice(3, 6)
-            for mid, *vals in _in_markets(conn, q, col, ids):
+            for mid, *vals in in_markets(conn, q, col, ids):
                 if mid in self.row:
                     self.table[self.row[mid], cols] = [int(v) for v in vals]
 
@@ -153,4 +153,4 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "cohort_marks"]
+__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "summary"]

@@ -103,11 +103,12 @@ class Standings:
 
 
 def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None,
-                   with_overall: bool = False, with_boards: bool = True) -> Standings:
+                   with_overall: bool = False, with_boards: bool = True,
+                   keys: Mapping[int, str] | None = None) -> Standings:
     """Leaderboards of the given cohorts (None: all), reshaped from `services.agent_standings` (which folds the
     cash, marks the positions and scores the bets): one `AgentScore` per agent, ranked in the scoring library's
-    order within its cohort."""
-    src = agent_standings(engine, as_of, cohort_ids, with_overall, with_boards)
+    order within its cohort. `keys`: as `agent_standings` takes them (cohorts read before are reused)."""
+    src = agent_standings(engine, as_of, cohort_ids, with_overall, with_boards, keys)
     rows: dict[int, AgentScore] = {}
     for aid, cid, name, kind, model_id in src.agents:
         cname = src.cohorts[cid]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -34,7 +35,9 @@ from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
 from arena.web.model_page import model_contexts
 from arena.web.operations_page import operations_context
+from arena.web.page_keys import PageKeys, page_keys
 from arena.web.paths import cohort_name, market_id_of, model_name
+from arena.web.site_manifest import SiteManifest
 from arena.web.skill_luck import skill_luck
 from arena.web.statistics_page import statistics_context
 
@@ -57,13 +60,18 @@ STATISTICS_DRAWS = DEFAULT_DRAWS  # the cohort pages' ablation rows use the same
 
 @dataclass
 class RenderReport:
-    """What `render_site` wrote: pages per kind, the output directory, the as-of time and how long it took."""
+    """What `render_site` did: pages built per kind, pages kept as they were (their inputs' keys unchanged), how
+    many of the built ones were written (their bytes changed), the output directory, the as-of time and how long
+    it took."""
 
     out_dir: Path
     as_of: datetime
     pages: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage: contexts and rendering
+    kept: dict[str, int] = field(default_factory=dict)  # pages per kind left alone: their page key did not move
+    written: int = 0  # files written (built pages whose bytes changed, and assets)
+    unchanged: int = 0  # files built but left alone: the same bytes were there
 
     @property
     def total_pages(self) -> int:
@@ -71,46 +79,78 @@ class RenderReport:
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in self.pages.items())
-        return f"rendered {self.total_pages} pages ({kinds}) into {self.out_dir} in {self.seconds:.2f} s"
+        kept = sum(self.kept.values())
+        tail = (f"; {kept} pages kept, their inputs unchanged ({', '.join(f'{n} {k}' for k, n in self.kept.items() if n)})"
+                if kept else "")
+        return (f"rendered {self.total_pages} pages ({kinds}) into {self.out_dir} in {self.seconds:.2f} s: "
+                f"{self.written} files written, {self.unchanged} unchanged{tail}")
 
 
-def _write(out: Path, path: str, text: str) -> None:
-    target = out / path
-    target.write_text(text, encoding="utf-8")
-
-
-def _render_pages(out: Path, kind: str, pages: list[tuple[object, object]]) -> dict[str, int]:
-    for key, page in pages:
-        path = page_path(kind, key)
-        _write(out, path, render_page(TEMPLATE[kind], page, path))
+def _render_pages(site: SiteManifest, kind: str, pages: list[tuple[object, object]],
+                  key: Callable[[object], str] = lambda _: "") -> dict[str, int]:
+    for k, page in pages:
+        path = page_path(kind, k)
+        site.write(path, render_page(TEMPLATE[kind], page, path), key(k))
     return {kind: len(pages)}
 
 
-def _market_pages(url: str, out: Path, as_of: datetime, statistics: str, source: str,
+def _in_child(site: SiteManifest, work: Callable[[SiteManifest], dict[str, int]]) -> dict[str, Any]:
+    """`work` in a forked child, on a manifest of its own whose changes go back to the parent."""
+    own = SiteManifest(site.out, dict(site.pages))
+    return {**work(own), **own.report()}
+
+
+def _market_pages(url: str, site: SiteManifest, as_of: datetime, plan: Plan, source: str,
                   ablations: Mapping[str, list[PairComparison]] | None = None) -> dict[str, int]:
-    """Market, methodology, operations and statistics pages, from an engine of their own (a forked child);
-    `source` names the database the facts came from (a copy as of T names its source's)."""
+    """Market, market-list, methodology, operations and statistics pages, from an engine of their own (a forked
+    child); `source` names the database the facts came from (a copy as of T names its source's)."""
     from arena.store.engine import make_engine
 
     engine = make_engine(url)
     remember_backend(engine, source)
     try:
-        return _market_pages_here(engine, out, as_of, statistics, ablations)
+        return _market_pages_here(engine, site, as_of, plan, ablations)
     finally:
         engine.dispose()
 
 
-def statistics_pages(engine: Engine, out: Path, as_of: datetime, statistics: str = "open",
-                     ablations: Mapping[str, list[PairComparison]] | None = None) -> dict[str, int]:
-    """Each cohort's statistics page. "all" recomputes every cohort; "open" only open cohorts and cohorts whose
-    page is missing (a completed cohort's facts no longer change, so its page stays valid); "none" skips.
-    `ablations`: the ablation pairs already compared for the cohort pages (None: compared here)."""
+def _statistics_wanted(engine: Engine, out: Path, statistics: str, keys: PageKeys | None = None,
+                       site: SiteManifest | None = None) -> list[str]:
+    """The cohorts whose statistics page a render computes. "all": every cohort; "open": open cohorts and cohorts
+    whose page is missing (a completed cohort's facts no longer change), and — with page keys — a completed
+    cohort whose key moved, but no cohort whose page was written from its current key; "none": none."""
     if statistics == "none":
-        return {}
+        return []
     with engine.connect() as conn:
         rows = conn.execute(select(CohortRow.name, CohortRow.status)).all()
-    names = [n for n, status in rows
-             if statistics == "all" or status == "open" or not (out / page_path("statistics", n)).exists()]
+    if statistics == "all":
+        return [n for n, _ in rows]
+    out_names = []
+    for name, status in rows:
+        path = page_path("statistics", name)
+        if keys is not None and site is not None:
+            key = keys.cohorts.get(name, "")
+            if site.fresh(path, key):
+                continue
+            moved = path in site.pages and site.pages[path][0] != key
+            if status == "open" or moved or not (out / path).exists():
+                out_names.append(name)
+        elif status == "open" or not (out / path).exists():
+            out_names.append(name)
+    return out_names
+
+
+def statistics_pages(engine: Engine, out: Path | SiteManifest, as_of: datetime, statistics: str | list[str] = "open",
+                     ablations: Mapping[str, list[PairComparison]] | None = None,
+                     keys: PageKeys | None = None) -> dict[str, int]:
+    """Each cohort's statistics page. "all" recomputes every cohort; "open" only open cohorts and cohorts whose
+    page is missing (a completed cohort's facts no longer change, so its page stays valid); "none" skips; a list
+    names the cohorts. `ablations`: the ablation pairs already compared for the cohort pages (None: compared
+    here)."""
+    site = out if isinstance(out, SiteManifest) else SiteManifest(Path(out))
+    names = statistics if isinstance(statistics, list) else _statistics_wanted(engine, site.out, statistics)
+    if statistics == "none":
+        return {}
     if not names:
         return {"statistics": 0}
     stats = cohort_statistics(engine, as_of, names, n_boot=STATISTICS_DRAWS, ablations=ablations)
@@ -118,16 +158,23 @@ def statistics_pages(engine: Engine, out: Path, as_of: datetime, statistics: str
     for name, st in stats.items():
         page = statistics_context(as_of, st, STATISTICS_DRAWS)
         pages.append((name, replace(page, cohort_href=page_path("cohort", name))))
-    return _render_pages(out, "statistics", pages)
+    return _render_pages(site, "statistics", pages, (lambda k: keys.cohorts.get(str(k), "")) if keys else (lambda _: ""))
 
 
-RENDER_STAGES = 9  # calls of `on_stage` per render (for a progress bar; a test counts them)
+RENDER_STAGES = 10  # calls of `on_stage` per render (for a progress bar; a test counts them)
 
 
 def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, parallel: bool = True,
-                statistics: str = "open", on_stage: Callable[[str], None] | None = None) -> RenderReport:
-    """Write the whole static site for `as_of` into `out_dir` (created if needed; files are overwritten, and
-    nothing else there is touched). One batched context build per page kind, then one template render per page.
+                statistics: str = "open", on_stage: Callable[[str], None] | None = None,
+                full: bool = False) -> RenderReport:
+    """Write the static site for `as_of` into `out_dir` (created if needed; nothing else there is touched). One
+    batched context build per page kind, then one template render per page.
+
+    Only what changed is rebuilt: every cohort and market page has a key naming its inputs (`web.page_keys`), and
+    a page whose key is the one it was last written with (`web.site_manifest`) is left as it is — its facts are
+    the same as of `as_of` as they were when it was written. The pages that gather everything (index, models,
+    market list, JSON of the boards) are built every time; any built page is written only when its bytes
+    changed. `full` builds every page again.
 
     The pages show exactly the facts recorded up to `as_of`: when the store holds later ones, the site is
     rendered from the store as it stood then (`services.point_in_time`).
@@ -137,17 +184,46 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
     the two cores of a small server both work. The pages are the same either way."""
     started = time.perf_counter()
     with store_as_of(engine, as_of) as past:
-        report = _render_site(past, out_dir, utc(as_of), parallel, statistics, on_stage)
+        report = _render_site(past, out_dir, utc(as_of), parallel, statistics, on_stage, full)
     report.seconds = time.perf_counter() - started
     return report
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a render rebuilds: the cohorts whose pages are stale (None: all), their agents, the stale market pages
+    (None: all), the statistics pages wanted, and the keys to record."""
+
+    keys: PageKeys
+    cohorts: list[str] | None
+    agents: list[int] | None
+    markets: list[str] | None
+    statistics: list[str] | None  # None: no statistics pages ("none")
+    kept: dict[str, int]
+
+
+def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) -> Plan:
+    keys = page_keys(engine, as_of)
+    stale = [name for name, key in keys.cohorts.items()
+             if not (site.fresh(page_path("cohort", name), key) and site.fresh(cohort_api_path(name), key)
+                     and all(site.fresh(page_path("agent", a), key) for a in keys.agents.get(name, ())))]
+    markets = [m for m, key in keys.markets.items() if not site.fresh(page_path("market", m), key)]
+    all_cohorts, all_markets = len(stale) == len(keys.cohorts), len(markets) == len(keys.markets)
+    kept_agents = sum(len(a) for n, a in keys.agents.items()) - sum(len(keys.agents.get(n, ())) for n in stale)
+    return Plan(keys, None if all_cohorts else stale,
+                None if all_cohorts else [a for n in stale for a in keys.agents.get(n, ())],
+                None if all_markets else markets,
+                None if statistics == "none" else _statistics_wanted(engine, site.out, statistics, keys, site),
+                {"cohort": len(keys.cohorts) - len(stale), "agent": kept_agents,
+                 "market": len(keys.markets) - len(markets)})
+
+
 def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel: bool,
-                 statistics: str, on_stage: Callable[[str], None] | None = None) -> RenderReport:
+                 statistics: str, on_stage: Callable[[str], None] | None = None, full: bool = False) -> RenderReport:
     started = time.perf_counter()
     as_of = utc(as_of)
     out = Path(out_dir)
-    for sub in ("cohorts", "agents", "markets", "models", "static"):
+    for sub in ("cohorts", "agents", "markets", "models", "static", "api/cohorts", "api/models"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     report = RenderReport(out, as_of)
     fork = parallel and can_fork(engine)
@@ -160,73 +236,87 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
         if on_stage is not None:
             on_stage(name)
 
-    def count(counts: dict[str, int]) -> None:
-        for kind, n in counts.items():
+    def count(counts: dict[str, Any]) -> None:
+        for kind, n in site.merge(counts).items():
             report.pages[kind] = report.pages.get(kind, 0) + n
+
+    site = SiteManifest(out) if full else SiteManifest.load(out)
+    plan = _plan(engine, site, as_of, statistics)
+    keys = plan.keys
+    report.kept = plan.kept
+    stage("page keys")
+    cohort_key = lambda name: keys.cohorts.get(str(name), "")  # noqa: E731
+    agent_cohort = {a: n for n, ids in keys.agents.items() for a in ids}
+    agent_key = lambda aid: keys.cohorts.get(agent_cohort.get(int(aid), ""), "")  # noqa: E731
 
     markets_child = None
     # each ablation pair compared once, for both the cohort pages and the statistics pages (a forked child sees it)
-    ablations = compare_pairs(engine, as_of, n_boot=STATISTICS_DRAWS, seed=0)
+    wanted = None if plan.cohorts is None else sorted(set(plan.cohorts) | set(plan.statistics or ()))
+    ablations = compare_pairs(engine, as_of, wanted, n_boot=STATISTICS_DRAWS, seed=0)
     if fork:  # before any thread exists in this process
         url = engine.url.render_as_string(hide_password=False)
         source = backend(engine)
-        markets_child = Forked(lambda: _market_pages(url, out, as_of, statistics, source, ablations), engine)
-    standings = load_standings(engine, as_of, None, with_overall=True)
+        markets_child = Forked(lambda: _in_child(site, lambda own: _market_pages(url, own, as_of, plan, source,
+                                                                                 ablations)), engine)
+    standings = load_standings(engine, as_of, None, with_overall=True, keys=keys.by_id())
     stage("standings")
-    count(_render_pages(out, "index", [(None, index_context(engine, as_of, standings))]))
-    luck = skill_luck(engine, as_of)  # "Skill vs luck" on cohort and agent pages, /api/decomposition.json
-    cohorts = cohort_contexts(engine, as_of, None, standings, luck, ablations)
+    count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings))]))
+    luck = skill_luck(engine, as_of, keys=keys.cohorts)  # "Skill vs luck" on cohort, agent and model pages and the API
+    cohorts = cohort_contexts(engine, as_of, plan.cohorts, standings, luck, ablations) if plan.cohorts != [] else {}
     stage("index and cohort contexts")
-    count(_render_pages(out, "cohort", list(cohorts.items())))
+    count(_render_pages(site, "cohort", list(cohorts.items()), cohort_key))
     stage("cohort render")
     models = model_contexts(engine, as_of, None, standings, luck)
-    count(_render_pages(out, "model", list(models.items())))
+    count(_render_pages(site, "model", list(models.items())))
     stage("model pages")
     doc = boards_json(standings.boards if standings.boards is not None else compute_boards(engine, as_of))
-    for sub in ("cohorts", "models"):
-        (out / "api" / sub).mkdir(parents=True, exist_ok=True)
     for name, cpage in cohorts.items():
-        _write(out, cohort_api_path(name), cohort_json(cpage, doc))
+        site.write(cohort_api_path(name), cohort_json(cpage, doc), cohort_key(name))
     for name, mpage in models.items():
-        _write(out, model_api_path(name), model_json(mpage, doc))
+        site.write(model_api_path(name), model_json(mpage, doc))
     stage("cohort and model JSON")
-    agents = list(agent_contexts(engine, as_of, None, standings, luck).items())
+    agents = list(agent_contexts(engine, as_of, plan.agents, standings, luck).items()) if plan.agents != [] else []
     stage("agent contexts")
-    if fork:
+    if fork and len(agents) > 1:
         half = len(agents) // 2
-        agents_child = Forked(lambda: _render_pages(out, "agent", agents[half:]), engine)
-        count(_render_pages(out, "agent", agents[:half]))
+        agents_child = Forked(lambda: _in_child(site, lambda own: _render_pages(own, "agent", agents[half:],
+                                                                                agent_key)), engine)
+        count(_render_pages(site, "agent", agents[:half], agent_key))
         count(agents_child.join())
     else:
-        count(_render_pages(out, "agent", agents))
+        count(_render_pages(site, "agent", agents, agent_key))
     stage("agent render")
     if markets_child is not None:
         count(markets_child.join())
         stage("waiting for market pages")
     else:
-        count(_market_pages_here(engine, out, as_of, statistics, ablations))
+        count(_market_pages_here(engine, site, as_of, plan, ablations))
         stage("market, methodology and operations pages")
     for name, (_, text) in STATIC.items():
-        _write(out, page_path("static", name), text)
-    _write(out, "404.html", not_found_page("404.html").decode("utf-8"))  # for static hosts that serve one
-    (out / "api").mkdir(exist_ok=True)
-    _write(out, API_PATH, leaderboard_json(standings.boards if standings.boards is not None
-                                           else compute_boards(engine, as_of)))
-    _write(out, DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
+        site.write(page_path("static", name), text)
+    site.write("404.html", not_found_page("404.html").decode("utf-8"))  # for static hosts that serve one
+    site.write(API_PATH, leaderboard_json(standings.boards if standings.boards is not None
+                                          else compute_boards(engine, as_of)))
+    site.write(DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
+    site.save()
     stage("api")
+    report.written, report.unchanged = site.written, site.unchanged
     report.pages = {k: report.pages[k] for k in ("index", "cohort", "model", "agent", "market", "markets",
                                                  "methodology", "operations", "statistics") if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _market_pages_here(engine: Engine, out: Path, as_of: datetime, statistics: str,
+def _market_pages_here(engine: Engine, site: SiteManifest, as_of: datetime, plan: Plan,
                        ablations: Mapping[str, list[PairComparison]] | None = None) -> dict[str, int]:
-    counts = _render_pages(out, "market", list(market_contexts(engine, as_of, None).items()))
-    counts.update(_render_pages(out, "markets", [(None, market_index_context(engine, as_of))]))
-    counts.update(_render_pages(out, "methodology", [(None, methodology_context(engine))]))
-    counts.update(_render_pages(out, "operations", [(None, operations_context(engine, as_of))]))
-    counts.update(statistics_pages(engine, out, as_of, statistics, ablations))
+    keys = plan.keys
+    pages = list(market_contexts(engine, as_of, plan.markets).items()) if plan.markets != [] else []
+    counts = _render_pages(site, "market", pages, lambda m: keys.markets.get(str(m), ""))
+    counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of))]))
+    counts.update(_render_pages(site, "methodology", [(None, methodology_context(engine))]))
+    counts.update(_render_pages(site, "operations", [(None, operations_context(engine, as_of))]))
+    if plan.statistics is not None:
+        counts.update(statistics_pages(engine, site, as_of, plan.statistics, ablations, keys))
     return counts
 
 

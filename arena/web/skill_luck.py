@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -12,6 +12,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.services.decomposition import decomposition
+from arena.store.memo import Recent
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,30 @@ SKILL_LUCK_FIELDS = ("n_bets", "n_without_belief", "pnl", "expected_pnl", "belie
                      "resolution_residual", "slippage_cost")
 
 
-def skill_luck(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None = None
-               ) -> dict[tuple[str, str], SkillLuck]:
-    """(cohort, agent) → its `SkillLuck`, from `services.decomposition` (None: every cohort)."""
+_SLICES: Recent[dict[tuple[str, str], SkillLuck]] = Recent(5_000)  # cohort key → its agents' parts
+
+
+def skill_luck(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None = None, *,
+               keys: Mapping[str, str] | None = None) -> dict[tuple[str, str], SkillLuck]:
+    """(cohort, agent) → its `SkillLuck`, from `services.decomposition` (None: every cohort). `keys` (cohort name
+    → a key naming every fact its decomposition reads, as `web.page_keys` gives): a cohort this process
+    decomposed before under the same key is taken from memory (each cohort's decomposition is its own)."""
+    if keys is None:
+        return _compute(engine, as_of, cohort_names)
+    names = list(keys) if cohort_names is None else [n for n in cohort_names if n in keys]
+    found = _SLICES.get_many(keys[n] for n in names)
+    missing = [n for n in names if keys[n] not in found]
+    if missing:
+        computed = _compute(engine, as_of, missing)
+        fresh: dict[str, dict[tuple[str, str], SkillLuck]] = {n: {} for n in missing}
+        for k, v in computed.items():
+            fresh[k[0]][k] = v
+        _SLICES.put_many({keys[n]: part for n, part in fresh.items()})
+        found.update({keys[n]: part for n, part in fresh.items()})
+    return {k: v for n in names for k, v in found[keys[n]].items()}
+
+
+def _compute(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None) -> dict[tuple[str, str], SkillLuck]:
     agents = decomposition(engine, as_of, list(cohort_names) if cohort_names else None).agents
     out = {}
     for row in agents.itertuples(index=False):

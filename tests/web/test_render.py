@@ -159,11 +159,13 @@ def test_statistics_pages_show_the_services_numbers_and_are_linked(sim_arena, tm
         for rec in st.summary().to_dict("records"):
             if rec.get("brier_ci_low") == rec.get("brier_ci_low"):  # not NaN
                 assert number(rec["brier_ci_low"]) in html and number(rec["brier_ci_high"]) in html
-    # "open" mode keeps a completed cohort's page and recomputes only what may change
-    page = out / page_path("statistics", next(iter(stats)))
+    # "open" mode keeps a completed cohort's page and recomputes only what may change: nothing changed since the
+    # last render, so only an open cohort's page that no longer holds what was written is computed again
+    first = next(iter(stats))
+    page = out / page_path("statistics", first)
     page.write_text("kept")
     again = render_site(engine, out, as_of, statistics="open")
     with Session(engine) as s:
         open_names = set(s.scalars(select(CohortRow.name).where(CohortRow.status == "open")))
-    assert again.pages.get("statistics", 0) == len(open_names)
-    assert (page.read_text() == "kept") == (next(iter(stats)) not in open_names)
+    assert again.pages.get("statistics", 0) == (1 if first in open_names else 0)
+    assert (page.read_text() == "kept") == (first not in open_names)

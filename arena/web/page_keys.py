@@ -1,0 +1,101 @@
+"""Page keys: for each page of the site, a hash naming everything it is built from, so a scheduled render can
+leave a page alone when its key did not move (`web.site_manifest` remembers the keys a site was written with).
+
+- A cohort's key covers its page, its agents' pages, its statistics page and its JSON: the cohort's frames
+  (`store.fingerprints.cohort_marks`), what its pages show beside them (`store.page_marks.cohort_page_marks`)
+  and the rows, resolutions and prices of every market it touched.
+- A market's key covers its page: its row, resolutions and prices, and every agent's fills and forecasts on it.
+- Both include `code_digest`: the arena's code, its templates and the versions of the libraries that shape a
+  page, so a new release re-renders everything.
+
+The pages that gather every cohort or every market (the index, the model pages, the market list, the JSON of the
+whole board) have no key: they are built on every render, and written only when their bytes changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from arena.store.fingerprints import cohort_marks
+from arena.store.memo import Recent
+from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks, site_markets
+from arena.store.tables import AgentRow, CohortRow
+
+PACKAGE = Path(__file__).resolve().parents[1]
+TEMPLATES = PACKAGE.parent / "templates"
+_LIBRARIES = ("jinja2", "markupsafe", "numpy", "pandas", "sqlalchemy")
+_BASE = 8  # market marks' leading fields a cohort's pages show: the row, resolutions and prices (not others' trades)
+_MARKET_SETS: Recent[list[str]] = Recent(200_000)  # (cohort id, its marks) → its markets: facts unchanged, same set
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A hash of the arena's Python code, its templates and the libraries' versions."""
+    h = hashlib.sha256(b"page keys 1")
+    for root in (PACKAGE, TEMPLATES):
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+            h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
+    for lib in _LIBRARIES:
+        try:
+            h.update(f"{lib} {metadata.version(lib)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(lib.encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class PageKeys:
+    cohorts: dict[str, str]  # cohort name → the key of its pages
+    agents: dict[str, list[int]]  # cohort name → its agents' ids (whose pages its key covers)
+    markets: dict[str, str]  # market id → the key of its page
+    ids: dict[str, int]  # cohort name → id
+
+    def by_id(self) -> dict[int, str]:
+        """cohort id → the key of its pages."""
+        return {self.ids[n]: k for n, k in self.cohorts.items()}
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256(orjson.dumps([code_digest(), *parts])).hexdigest()
+
+
+def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
+    """Every cohort's and every site market's page key as of `as_of` (module docstring)."""
+    with Session(engine) as s:
+        conn = s.connection()
+        names = dict(conn.execute(select(CohortRow.id, CohortRow.name)).all())
+        agents: dict[str, list[int]] = defaultdict(list)
+        for aid, cid in conn.execute(select(AgentRow.id, AgentRow.cohort_id).order_by(AgentRow.id)):
+            agents[names[cid]].append(int(aid))
+        ids = sorted(names)
+        frames = cohort_marks(s, ids, as_of)
+        pages = cohort_page_marks(s, ids, as_of)
+        tags = {cid: f"{cid}:{frames.get(cid)}" for cid in ids}
+        sets = _MARKET_SETS.get_many(tags.values())
+        missing = [cid for cid in ids if tags[cid] not in sets]
+        if missing:
+            found = cohort_markets(s, missing)
+            _MARKET_SETS.put_many({tags[cid]: found[cid] for cid in missing})
+            sets.update({tags[cid]: found[cid] for cid in missing})
+        markets = market_marks(s, site_markets(s), as_of)
+    cohorts = {}
+    for cid in ids:
+        touched = sets[tags[cid]]
+        cohorts[names[cid]] = _hash("cohort", cid, frames.get(cid), pages.get(cid),
+                                    [(m, markets[m][:_BASE] if m in markets else None) for m in touched])
+    return PageKeys(cohorts, dict(agents), {m: _hash("market", m, v) for m, v in markets.items()},
+                    {n: c for c, n in names.items()})
+
+
+__all__ = ["PageKeys", "code_digest", "page_keys"]

@@ -1,0 +1,95 @@
+"""The site manifest: what a rendered site holds, page by page — the key of the inputs it was built from
+(`web.page_keys`) and the hash and size of the bytes written — kept in the site folder as `.arena-site.json`.
+
+A render asks `fresh(path, key)` before building a page (same key and the file still there: leave it) and writes
+through `write`, which leaves a file alone when its bytes did not change (so its modification time, and what a
+static host or a sync tool sees, moves only with its content). A manifest that is missing, unreadable or written
+by other code means nothing is fresh: the next render writes everything, then the manifest again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.web.page_keys import code_digest
+
+NAME = ".arena-site.json"
+FORMAT = 1
+
+
+@dataclass
+class SiteManifest:
+    out: Path
+    pages: dict[str, list[Any]] = field(default_factory=dict)  # site path → [input key, sha-256 of bytes, size]
+    changes: dict[str, list[Any]] = field(default_factory=dict)  # what this process wrote or checked
+    written: int = 0
+    unchanged: int = 0
+
+    @classmethod
+    def load(cls, out: Path) -> SiteManifest:
+        try:
+            doc = json.loads((out / NAME).read_text(encoding="utf-8"))
+            if doc.get("format") != FORMAT or doc.get("code") != code_digest() or not isinstance(doc.get("pages"), dict):
+                return cls(out)
+            return cls(out, doc["pages"])
+        except (OSError, ValueError, AttributeError):
+            return cls(out)
+
+    def fresh(self, path: str, key: str) -> bool:
+        """True when `path` was written from inputs with this key and is still there with the bytes written."""
+        entry = self.pages.get(path)
+        if not entry or entry[0] != key:
+            return False
+        try:
+            return (self.out / path).stat().st_size == entry[2]
+        except OSError:
+            return False
+
+    def write(self, path: str, text: str, key: str = "") -> bool:
+        """Write `text` at `path` unless the file already holds exactly it; True when it was written."""
+        data = text.encode("utf-8")
+        sha = hashlib.sha256(data).hexdigest()
+        entry = self.pages.get(path)
+        target = self.out / path
+        try:
+            size = target.stat().st_size
+        except OSError:
+            size = -1
+        if entry:
+            same = entry[1] == sha and size == len(data)
+        else:  # nothing recorded (a site written before, or a lost manifest): compare with the bytes there
+            same = size == len(data) and target.read_bytes() == data
+        if not same:
+            target.write_bytes(data)
+        self.pages[path] = self.changes[path] = [key, sha, len(data)]
+        if same:
+            self.unchanged += 1
+        else:
+            self.written += 1
+        return not same
+
+    def report(self) -> dict[str, Any]:
+        """What a forked child sends back to the parent (`merge`)."""
+        return {"_pages": self.changes, "_written": self.written, "_unchanged": self.unchanged}
+
+    def merge(self, reported: dict[str, Any]) -> dict[str, Any]:
+        """Take a child's `report` in; returns the rest of what it reported (its page counts)."""
+        rest = dict(reported)
+        self.pages.update(rest.pop("_pages", {}))
+        self.written += int(rest.pop("_written", 0))
+        self.unchanged += int(rest.pop("_unchanged", 0))
+        return rest
+
+    def save(self) -> None:
+        tmp = self.out / (NAME + ".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "code": code_digest(), "pages": self.pages},
+                                  separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, self.out / NAME)
+
+
+__all__ = ["NAME", "SiteManifest"]

@@ -1,0 +1,149 @@
+"""A scheduled render rebuilds only the pages whose inputs changed (`web.page_keys`, `web.site_manifest`), and
+the site it leaves is byte for byte the site a full render writes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from arena.store.engine import session_scope
+from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, PortfolioSnapshotRow,
+                                PriceSnapshotRow, RejectionRow)
+from arena.web.api import cohort_api_path
+from arena.web.env import page_path
+from arena.web.render import render_site
+from arena.web.site_manifest import NAME
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and p.name != NAME}
+
+
+def _market_cohorts(engine) -> tuple[str, set[str]]:  # type: ignore[no-untyped-def]
+    """A traded market touched (traded or forecast) by the fewest cohorts, and those cohorts."""
+    with engine.connect() as conn:
+        traded = conn.execute(select(FillRow.market_id, CohortRow.name)
+                              .join(CohortRow, CohortRow.id == FillRow.cohort_id)).all()
+        asked = conn.execute(select(ForecastRow.market_id, CohortRow.name)
+                             .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+                             .join(CohortRow, CohortRow.id == AgentRow.cohort_id)).all()
+    cohorts: dict[str, set[str]] = {}
+    for mid, name in [*traded, *asked]:
+        cohorts.setdefault(mid, set()).add(name)
+    mid = min(sorted({m for m, _ in traded}), key=lambda m: len(cohorts[m]))
+    return mid, cohorts[mid]
+
+
+def _agent_of(engine, cohort: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return conn.execute(select(AgentRow.id, AgentRow.cohort_id).join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+                            .where(CohortRow.name == cohort).order_by(AgentRow.id)).first()  # type: ignore[return-value]
+
+
+def _price(engine, mid: str, at) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        last = s.scalars(select(PriceSnapshotRow).where(PriceSnapshotRow.market_id == mid)
+                         .order_by(PriceSnapshotRow.id.desc())).first()  # type: ignore[union-attr]
+        assert last is not None
+        s.add(PriceSnapshotRow(market_id=mid, outcome=last.outcome, price_ppm=max(1, last.price_ppm - 7_000),
+                               observed_at=at, fetched_at=at, source="test"))
+
+
+def _question(engine, mid: str) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        m = s.get(MarketRow, mid)
+        m.question = m.question + " (edited by the venue)"
+        s.add(m)
+
+
+def _portfolio(engine, cohort: str, at) -> None:  # type: ignore[no-untyped-def]
+    aid, cid = _agent_of(engine, cohort)
+    with session_scope(engine) as s:
+        s.add(PortfolioSnapshotRow(cohort_id=cid, agent_id=aid, as_of=at, cash_micros=1, positions_value_micros=2,
+                                   total_value_micros=3))
+
+
+def _rejection(engine, cohort: str, at) -> None:  # type: ignore[no-untyped-def]
+    aid, _ = _agent_of(engine, cohort)
+    with session_scope(engine) as s:
+        did = s.scalars(select(DecisionRow.id).where(DecisionRow.agent_id == aid)).first()
+        s.add(RejectionRow(decision_id=did, action_index=0, reason="over_limit", message="bet over the limit", at=at))
+
+
+CHANGES = {"price": _price, "question": _question}
+COHORT_CHANGES = {"portfolio": _portfolio, "rejection": _rejection}
+
+
+@pytest.mark.parametrize("change", [*CHANGES, *COHORT_CHANGES])
+def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(sim_arena, tmp_path, change):
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    site = tmp_path / "site"
+    first = render_site(engine, site, as_of, statistics="none")
+    assert sum(first.kept.values()) == 0 and first.written > 0
+    again = render_site(engine, site, as_of, statistics="none")  # nothing changed: every keyed page is kept
+    assert again.pages.get("cohort", 0) == again.pages.get("agent", 0) == again.pages.get("market", 0) == 0
+    assert again.written == 0 and again.kept["cohort"] == first.pages["cohort"]
+
+    mid, touching = _market_cohorts(engine)
+    cohort = sorted(touching)[0]
+    at = as_of - timedelta(minutes=30)
+    if change in CHANGES:
+        CHANGES[change](engine, mid) if change == "question" else CHANGES[change](engine, mid, at)
+    else:
+        COHORT_CHANGES[change](engine, cohort, at)
+    before = {p: (site / p).stat().st_mtime_ns for p in _files(site)}
+    step = render_site(engine, site, as_of, statistics="none")
+    _forget_process_memos()  # the reference is computed from the facts alone, not from slices kept in memory
+    full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
+    assert _files(site) == _files(tmp_path / "full")
+    rebuilt = touching if change in CHANGES else {cohort}  # the cohorts that touched the market, or the one changed
+    assert step.pages["cohort"] == len(rebuilt) < full.pages["cohort"], step.pages
+    assert step.pages["agent"] == sum(len(_agent_ids(engine, c)) for c in rebuilt)
+    assert step.pages.get("market", 0) == (1 if change in CHANGES else 0)
+    assert step.kept["cohort"] == full.pages["cohort"] - len(rebuilt)
+    changed = {p for p, t in before.items() if (site / p).stat().st_mtime_ns != t}
+    mine = ({page_path("cohort", c) for c in rebuilt} | {cohort_api_path(c) for c in rebuilt}
+            | {page_path("agent", a) for c in rebuilt for a in _agent_ids(engine, c)} | {page_path("market", mid)})
+    local = {p for p in changed if p.startswith(("cohorts/", "agents/", "markets/", "api/cohorts/"))}
+    assert local and local <= mine, (local, mine)  # files written: only pages of what changed
+
+
+def _forget_process_memos() -> None:
+    from arena.services import agent_standings
+    from arena.web import page_keys, skill_luck
+
+    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS):
+        memo.clear()
+
+
+def _agent_ids(engine, cohort: str) -> list[int]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return [a for (a,) in conn.execute(select(AgentRow.id).join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+                                           .where(CohortRow.name == cohort))]
+
+
+def test_a_page_edited_or_deleted_on_disk_is_written_again(sim_arena, tmp_path):
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    site = tmp_path / "site"
+    render_site(engine, site, as_of, statistics="none")
+    with engine.connect() as conn:
+        name = conn.execute(select(CohortRow.name).order_by(CohortRow.id)).scalars().first()
+    page = site / page_path("cohort", name)
+    good = page.read_bytes()
+    page.write_text("tampered")
+    (site / "index.html").unlink()
+    render_site(engine, site, as_of, statistics="none")
+    assert page.read_bytes() == good and (site / "index.html").exists()
+
+
+def test_an_unreadable_manifest_means_a_full_render(sim_arena, tmp_path):
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    site = tmp_path / "site"
+    first = render_site(engine, site, as_of, statistics="none")
+    (site / NAME).write_text("{not json")
+    again = render_site(engine, site, as_of, statistics="none")
+    assert sum(again.kept.values()) == 0 and again.pages["cohort"] == first.pages["cohort"]
+    assert again.written == 0  # every page rebuilt, and every byte the same: nothing written
