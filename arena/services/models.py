@@ -23,8 +23,8 @@ from arena.clock import utc
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, differences_from_cells, score_cells
 
+from arena.services.frame_cache import cohort_frames
 from arena.store.tables import CohortRow
-from arena.store.frames import forecast_set_frame
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,11 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     """model → its comparisons with every other model and the references (models with a resolved forecast only;
     `models` limits whose comparisons are computed). Comparisons with no shared resolved question are left out."""
     with Session(engine) as s:
-        ids = list(s.scalars(select(CohortRow.id).where(CohortRow.created_at <= utc(as_of))
-                             .order_by(CohortRow.period_start, CohortRow.id)))
-        frame = forecast_set_frame(s, ids, utc(as_of)) if ids else pd.DataFrame()
+        cohorts = s.connection().execute(select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= utc(as_of))
+                                         .order_by(CohortRow.period_start, CohortRow.id)).all()
+    # the forecast set of each cohort (`store.frames.forecast_set_frame`), through the frame cache: read again
+    # only for the cohorts whose facts changed since it was stored
+    frame = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of).forecasts if cohorts else pd.DataFrame()
     if frame.empty:
         return {}
     order = {name: i for i, name in enumerate(pd.unique(frame["cohort"]))}
