@@ -304,11 +304,11 @@ def change_one_cohort(engine, n: int = 0) -> None:  # type: ignore[no-untyped-de
 
 def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
-    from arena.services import board_cache, frame_cache
+    from arena.services import frame_cache
+    from arena.store.memo import forget_all
 
-    frame_cache._RECENT.clear()
+    forget_all()
     frame_cache._MARKETS.clear()
-    board_cache._RECENT.clear()
 
 
 def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from arena.store.engine import session_scope
+from arena.store.memo import forget_all
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, PortfolioSnapshotRow,
                                 PriceSnapshotRow, RejectionRow)
 from arena.web.api import cohort_api_path
@@ -73,8 +74,17 @@ def _rejection(engine, cohort: str, at) -> None:  # type: ignore[no-untyped-def]
         s.add(RejectionRow(decision_id=did, action_index=0, reason="over_limit", message="bet over the limit", at=at))
 
 
+def _decision_text(engine, cohort: str, at) -> None:  # type: ignore[no-untyped-def]
+    """A decision's reasoning rewritten in place (as a running decision's row is): no row added anywhere."""
+    aid, _ = _agent_of(engine, cohort)
+    with session_scope(engine) as s:
+        d = s.scalars(select(DecisionRow).where(DecisionRow.agent_id == aid).order_by(DecisionRow.id)).first()
+        d.reasoning = (d.reasoning or "") + " and one more thought"
+        s.add(d)
+
+
 CHANGES = {"price": _price, "question": _question}
-COHORT_CHANGES = {"portfolio": _portfolio, "rejection": _rejection}
+COHORT_CHANGES = {"portfolio": _portfolio, "rejection": _rejection, "reasoning": _decision_text}
 
 
 @pytest.mark.parametrize("change", [*CHANGES, *COHORT_CHANGES])
@@ -96,7 +106,7 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
         COHORT_CHANGES[change](engine, cohort, at)
     before = {p: (site / p).stat().st_mtime_ns for p in _files(site)}
     step = render_site(engine, site, as_of, statistics="none")
-    _forget_process_memos()  # the reference is computed from the facts alone, not from slices kept in memory
+    forget_all()  # the reference is computed from the facts alone, not from slices kept in memory
     full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
     assert _files(site) == _files(tmp_path / "full")
     rebuilt = touching if change in CHANGES else {cohort}  # the cohorts that touched the market, or the one changed
@@ -109,14 +119,6 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
             | {page_path("agent", a) for c in rebuilt for a in _agent_ids(engine, c)} | {page_path("market", mid)})
     local = {p for p in changed if p.startswith(("cohorts/", "agents/", "markets/", "api/cohorts/"))}
     assert local and local <= mine, (local, mine)  # files written: only pages of what changed
-
-
-def _forget_process_memos() -> None:
-    from arena.services import agent_standings
-    from arena.web import page_keys, skill_luck
-
-    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS):
-        memo.clear()
 
 
 def _agent_ids(engine, cohort: str) -> list[int]:  # type: ignore[no-untyped-def]
