@@ -444,16 +444,19 @@ def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] |
             return {}
         latest = latest.where(PriceSnapshotRow.market_id.in_(market_ids))  # type: ignore[attr-defined]
     sub = latest.subquery()
+    # plain rows, not ORM objects: a thousand markets' quotes are read for every decision round and page
     rows = session.execute(
-        select(PriceSnapshotRow).join(
+        select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.price_ppm,
+               PriceSnapshotRow.bid_ppm, PriceSnapshotRow.ask_ppm, PriceSnapshotRow.observed_at,
+               PriceSnapshotRow.fetched_at, PriceSnapshotRow.source).join(
             sub,
             (PriceSnapshotRow.market_id == sub.c.market_id)
             & (PriceSnapshotRow.outcome == sub.c.outcome)
             & (PriceSnapshotRow.observed_at == sub.c.t),
         ).where(PriceSnapshotRow.fetched_at <= as_of)
         .order_by(PriceSnapshotRow.id)
-    ).scalars()
-    grouped: dict[str, list[PriceSnapshotRow]] = {}
+    ).all()
+    grouped: dict[str, list[Any]] = {}
     for r in rows:
         grouped.setdefault(r.market_id, []).append(r)
     out = {}

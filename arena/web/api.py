@@ -26,9 +26,10 @@ API_PATH = "api/leaderboard.json"
 DECOMPOSITION_PATH = "api/decomposition.json"  # every agent's skill-vs-luck parts (exact micro-USD)
 
 
-def leaderboard_json(boards: Boards) -> str:
-    """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them."""
-    return json.dumps(boards_json(boards), indent=2) + "\n"
+def leaderboard_json(boards: Boards | Mapping[str, Any]) -> str:
+    """/api/leaderboard.json: the boards exactly as `arena leaderboard --format json` prints them (`boards`: the
+    boards, or their `boards_json` already made)."""
+    return json.dumps(boards_json(boards) if isinstance(boards, Boards) else boards, indent=2) + "\n"
 
 
 def cohort_api_path(name: str) -> str:

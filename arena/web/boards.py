@@ -20,7 +20,7 @@ from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.services.agent_standings import agent_standings
-from arena.services.standings import Boards
+from arena.services.standings import Boards, records
 from arena.web.env import page_path
 from arena.web.values import num
 
@@ -219,20 +219,13 @@ def _micros(usd: Any) -> int | None:
     return None if math.isnan(v) else int(round(v * MICRO))
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """`frame.to_dict("records")` up to scalar types (numpy's or Python's: `board_rows` reads each through `num`,
-    `str` or `bool`), in a tenth of the time on a board's few rows and many columns."""
-    names = list(frame.columns)
-    return [dict(zip(names, row)) for row in frame.to_numpy(dtype=object)]
-
-
 def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = None) -> tuple[BoardRow, ...]:
     """`services.standings` board rows (cohort: "agent" column; overall: "model"), best first."""
     if frame is None or not len(frame):
         return ()
     key = "model" if "model" in frame.columns else "agent"
     out = []
-    for rec in _records(frame):
+    for rec in records(frame):
         name = str(rec[key])
         kind = str(rec.get("kind") or "")
         band = rec.get("implied_brier_band")

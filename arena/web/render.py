@@ -295,8 +295,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     for name, (_, text) in STATIC.items():
         site.write(page_path("static", name), text)
     site.write("404.html", not_found_page("404.html").decode("utf-8"))  # for static hosts that serve one
-    site.write(API_PATH, leaderboard_json(standings.boards if standings.boards is not None
-                                          else compute_boards(engine, as_of)))
+    site.write(API_PATH, leaderboard_json(doc))
     site.write(DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
     site.save()
     stage("api")
