@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol, TypeVar
 
-from arena.domain.market import Market
 
 # Markets about the venue itself (Manifold markets about Manifold, its users and its mana) are
 # self-referential: their outcome is decided by the community that trades them.
@@ -29,23 +29,60 @@ class UniverseRules:
             raise ValueError("top_n and horizon_days must not be negative")
 
 
-def excluded(market: Market, rules: UniverseRules) -> str:
+class Listed(Protocol):
+    """What the rules read of a market: a `Market`, or a lighter stand-in a sync makes for a market it did not
+    re-parse."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def close_time(self) -> datetime | None: ...
+    @property
+    def volume(self) -> float | None: ...
+    @property
+    def volume_24h(self) -> float | None: ...
+    @property
+    def liquidity(self) -> float | None: ...
+    def is_open_at(self, when: datetime) -> bool: ...
+
+
+L = TypeVar("L", bound=Listed)
+
+
+def excluded(market: Listed, rules: UniverseRules) -> str:
     """Why `market` is excluded by keyword or category ("" when it is not)."""
-    text = f" {market.question.lower()} "
-    for kw in rules.exclude_keywords:
-        if kw.lower() in text:
-            return f"keyword {kw.strip()!r}"
-    if market.category and market.category.lower() in {c.lower() for c in rules.exclude_categories}:
-        return f"category {market.category!r}"
-    return ""
+    return _Exclusions(rules)(market)
 
 
-def select(markets: Iterable[Market], now: datetime, rules: UniverseRules) -> list[Market]:
+class _Exclusions:
+    """`excluded` with the rules' keywords and categories lowered once, for many markets."""
+
+    def __init__(self, rules: UniverseRules) -> None:
+        self.keywords = [(kw, kw.lower()) for kw in rules.exclude_keywords]
+        self.categories = {c.lower() for c in rules.exclude_categories}
+
+    def __call__(self, market: Listed) -> str:
+        if self.keywords:
+            text = f" {market.question.lower()} "
+            for kw, lowered in self.keywords:
+                if lowered in text:
+                    return f"keyword {kw.strip()!r}"
+        if market.category and market.category.lower() in self.categories:
+            return f"category {market.category!r}"
+        return ""
+
+
+def select(markets: Iterable[L], now: datetime, rules: UniverseRules) -> list[L]:
     """The top N markets open at `now` that close within the horizon and are not excluded, best ranked first
     (ties by id, so the choice is deterministic). A market without a close date is outside any horizon."""
     limit = now + timedelta(days=rules.horizon_days)
+    excluded_by = _Exclusions(rules)
     eligible = [m for m in markets
                 if m.is_open_at(now) and m.close_time is not None and m.close_time <= limit
-                and not excluded(m, rules)]
+                and not excluded_by(m)]
     eligible.sort(key=lambda m: (-(getattr(m, rules.rank_by) or 0.0), m.id))
     return eligible[: rules.top_n]

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -237,40 +237,74 @@ def _pm_extra(vm: Any) -> dict:
             "pending_reason": vm.pending_reason, "uma_resolution_status": getattr(vm, "uma_resolution_status", "")}
 
 
-@dataclass(frozen=True)
-class _Unchanged:
-    """A listed market whose payload fingerprint is its stored one, taken without a parse. `market` holds what
-    the universe rules read: the stored fields and the payload's activity figures."""
+class _Listed(NamedTuple):
+    """What the universe rules read of a market taken without a parse (`universe.Listed`): its stored fields
+    and the payload's activity figures. A tuple, not a `Market`: one is made for every unchanged listed market
+    on every sync, and a frozen dataclass of fifteen fields costs eight times as much to make."""
 
-    market: Market
+    id: str
+    question: str
+    close_time: datetime | None
+    category: str
+    volume: float | None
+    volume_24h: float | None
+    liquidity: float | None
+
+    def is_open_at(self, when: datetime) -> bool:
+        return self.close_time is None or when < self.close_time  # open: `_unchanged_gamma` took only those
+
+
+class _Unchanged(NamedTuple):
+    """A listed market whose payload fingerprint is its stored one, taken without a parse."""
+
+    market: _Listed
     native_id: str
     tradable: bool = True
     skip_reason: str = ""
 
 
-def _unchanged_gamma(raw: dict, native: str, fp: str | None, stored: repo.StoredPayload | None,
-                     now: datetime, volatile: Callable[[dict, datetime], Any]) -> _Unchanged | None:
-    """The market of `raw` taken without a parse, or None when it must be parsed: its fingerprint is not the
+_OPEN = MarketStatus.OPEN.value
+
+
+class _Read(NamedTuple):
+    """What a sync reads of one listed Gamma payload before it knows whether to parse it."""
+
+    raw: Any
+    native: str | None  # the id a parse would give (None: it would reject the payload)
+    fingerprint: str | None  # `fingerprint.gamma_fingerprint` (None: the payload must be parsed)
+    volatile: Any  # `fingerprint.gamma_volatile` of a fingerprinted payload (None: malformed, or not read)
+
+
+def _unchanged_gamma(read: _Read, mid: str, stored: repo.StoredPayload | None, now: datetime) -> _Unchanged | None:
+    """The market of `read` taken without a parse, or None when it must be parsed: its fingerprint is not the
     stored one, it is not open, its end date has come (a parse would now say "past_end_date"), an activity
     figure or its updatedAt is malformed, or a parse's quote would be stored (a new UTC day since the last
-    snapshot, or an observed time before it). `volatile` is `fingerprint.gamma_volatile`."""
-    if fp is None or stored is None or stored.payload_hash != fp or stored.status != MarketStatus.OPEN.value:
+    snapshot, or an observed time before it)."""
+    fp, v = read.fingerprint, read.volatile
+    if fp is None or v is None or stored is None or stored.payload_hash != fp or stored.status != _OPEN:
         return None
-    if stored.close_time is not None and stored.close_time <= now:
+    close = stored.close_time
+    if close is not None and close <= now:
         return None
     at = stored.quote_at
     if at is None or not stored.quote_hash:
         return None
-    v = volatile(raw, now)
-    if v is None:
-        return None
     observed = v.observed_at
     if observed != at and not (observed > at and observed.date() == at.date()):
         return None
-    market = Market(id=f"polymarket:{native}", venue="polymarket", question=stored.question, status=MarketStatus.OPEN,
-                    close_time=stored.close_time, category=stored.category, volume=v.volume,
-                    volume_24h=v.volume_24h, liquidity=v.liquidity)
-    return _Unchanged(market, native)
+    return _Unchanged(_Listed(mid, stored.question, close, stored.category, v.volume, v.volume_24h, v.liquidity),
+                      read.native)  # type: ignore[arg-type]
+
+
+def _read_gamma(raw: Any, now: datetime, fingerprint: Callable[[Any], str | None],
+                volatile: Callable[[dict, datetime], Any]) -> _Read:
+    """`raw`'s native id, fingerprint and volatile figures, read as the listing yields it: a payload is a few
+    kilobytes of dicts and strings, and reading it right after its page was decoded, while it is in the CPU's
+    cache, costs half of reading it once all the pages are (measured at 10k markets: 5 µs against 10 µs).
+    `fingerprint` and `volatile` are `venues.fingerprint`'s `gamma_fingerprint` and `gamma_volatile`."""
+    native = _gamma_native_id(raw)
+    fp = fingerprint(raw) if native is not None else None
+    return _Read(raw, native, fp, volatile(raw, now) if fp is not None else None)
 
 
 def _gamma_native_id(raw: Any) -> str | None:
@@ -297,28 +331,30 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
         parsed: list[Any] = []
         rows = client.iter_markets(page_size=100, active="true", closed="false", order="volume24hr",
                                    ascending="false")
-        raws = list(islice(rows, candidates))
-        natives = [_gamma_native_id(raw) for raw in raws] if reuse_unchanged else [None] * len(raws)
-        fps = [gamma_fingerprint(raw) if native is not None else None for raw, native in zip(raws, natives)]
+        reads = [_read_gamma(raw, now, gamma_fingerprint, gamma_volatile) for raw in islice(rows, candidates)
+                 ] if reuse_unchanged else [
+            _Read(raw, None, None, None) for raw in islice(rows, candidates)]
+        mids = [market_id(r.native) if r.native is not None else None for r in reads]
         stored: dict[str, repo.StoredPayload] = {}
         if reuse_unchanged:
             listed: dict[str, int] = {}
-            for native in natives:
-                if native is not None:
-                    listed[native] = listed.get(native, 0) + 1
+            for mid in mids:
+                if mid is not None:
+                    listed[mid] = listed.get(mid, 0) + 1
             with session_scope(engine) as s:
-                stored = repo.stored_payloads(s, [market_id(n) for n, k in listed.items() if k == 1])
+                stored = repo.stored_payloads(s, [mid for mid, k in listed.items() if k == 1])
         listed_fp: dict[str, str] = {}
-        for raw, native, fp in zip(raws, natives, fps):
-            if native is not None and fp is not None:
-                unchanged = _unchanged_gamma(raw, native, fp, stored.get(market_id(native)), now, gamma_volatile)
+        for read, mid in zip(reads, mids):
+            fp = read.fingerprint
+            if fp is not None:
+                unchanged = _unchanged_gamma(read, mid, stored.get(mid), now)  # type: ignore[arg-type]
                 if unchanged is not None:
                     parsed.append(unchanged)
                     continue
-            vm = _parse_one(batch, raw, lambda r: parse_gamma_market(r, fetched_at=now), report)
+            vm = _parse_one(batch, read.raw, lambda r: parse_gamma_market(r, fetched_at=now), report)
             if vm is not None:
                 parsed.append(vm)
-                if fp is not None and vm.native_id == native:
+                if fp is not None and vm.native_id == read.native:
                     listed_fp[vm.market.id] = fp
         for vm in _select(batch, report, parsed, now, rules):
             if isinstance(vm, _Unchanged):

@@ -6,11 +6,12 @@ The only module that converts between rows and domain values, so the money units
 from __future__ import annotations
 
 import hashlib
+from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from sqlalchemy import JSON, DateTime, String, any_, bindparam, func, select, update
@@ -117,10 +118,10 @@ def market_states(session: Session, ids: Iterable[str]) -> dict[str, MarketState
     return out
 
 
-@dataclass(frozen=True)
-class StoredPayload:
+class StoredPayload(NamedTuple):
     """What a sync needs of a stored market to take an unchanged payload without parsing it: the payload's
-    fingerprint, the last stored quote, and the fields the universe rules read besides the activity figures."""
+    fingerprint, the last stored quote, and the fields the universe rules read besides the activity figures.
+    Times are aware UTC."""
 
     payload_hash: str
     quote_hash: str
@@ -131,35 +132,58 @@ class StoredPayload:
     category: str
 
 
+_STORED_PAYLOADS = ("SELECT id, payload_hash, quote_hash, quote_at, question, status, close_time, category "
+                    "FROM markets WHERE id IN ({ids}) AND payload_hash != ''")
+
+
 def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPayload]:
-    """`StoredPayload` of the given markets that carry a payload fingerprint (one read, no descriptions).
-    On SQLite the ids go in as one JSON array (`json_each`) and the times are read with `fromisoformat` from
-    the format SQLAlchemy stores them in: a tenth of the cost of IN lists and its DateTime processing."""
-    ids = sorted(set(ids))
+    """`StoredPayload` of the given markets that carry a payload fingerprint (market id → it), in one read with
+    no descriptions. It runs on every sync for every listed market, so on SQLite and PostgreSQL it goes past
+    SQLAlchemy's row and type processing to the driver's cursor, with the ids as one parameter (a JSON array
+    for SQLite's `json_each`, an array for PostgreSQL's `= ANY`: no IN list to parse and plan; at 100k ids
+    `= ANY` took 0.36 s where `json_array_elements_text` took 0.51 s). SQLite's times are read from the text
+    SQLAlchemy stores them as ("2026-11-01 09:00:00.000000", UTC)."""
+    ids = list(set(ids))
     if not ids:
         return {}
-    out: dict[str, StoredPayload] = {}
     conn = session.connection()
-    if conn.dialect.name == "sqlite":
-        rows = conn.exec_driver_sql(
-            "SELECT id, payload_hash, quote_hash, quote_at, question, status, close_time, category FROM markets "
-            "WHERE id IN (SELECT value FROM json_each(?)) AND payload_hash != ''", (_json_dumps(ids),))
-        for mid, ph, qh, qa, question, status, close, category in rows:
-            out[mid] = StoredPayload(ph, qh, _sqlite_time(qa), question, status, _sqlite_time(close), category)
-        return out
+    dialect = conn.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if dialect == "sqlite":
+                cur.execute(_STORED_PAYLOADS.format(ids="SELECT value FROM json_each(?)"), (_json_dumps(ids),))
+                when = _sqlite_time
+            else:
+                cur.execute(_STORED_PAYLOADS.replace("id IN ({ids})", "id = ANY(%s)"), (ids,))
+                when = _aware
+            return {mid: StoredPayload(ph, qh, when(qa), question, status, when(close), category)
+                    for mid, ph, qh, qa, question, status, close, category in cur.fetchall()}
+        finally:
+            cur.close()
+    out: dict[str, StoredPayload] = {}  # another database: through SQLAlchemy's types
     t = MarketRow.__table__  # type: ignore[attr-defined]
     for where in _id_filters(session, t.c.id, ids):
         q = select(t.c.id, t.c.payload_hash, t.c.quote_hash, t.c.quote_at, t.c.question, t.c.status,
                    t.c.close_time, t.c.category).where(where, t.c.payload_hash != "")
         for mid, ph, qh, qa, question, status, close, category in conn.execute(q):
-            out[mid] = StoredPayload(ph, qh, utc(qa) if qa is not None else None, question, status,
-                                     utc(close) if close is not None else None, category)
+            out[mid] = StoredPayload(ph, qh, _aware(qa), question, status, _aware(close), category)
     return out
 
 
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else utc(value)
+
+
 def _sqlite_time(value: str | None) -> datetime | None:
-    """A time as SQLAlchemy's SQLite DateTime stores it ("2026-11-01 09:00:00.000000", UTC), aware."""
-    return None if value is None else utc(datetime.fromisoformat(value))
+    """A time as SQLAlchemy's SQLite DateTime stores it ("2026-11-01 09:00:00.000000", UTC), aware. The offset
+    is appended to the text rather than set with `replace` afterwards (a fifth of the cost)."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value + "+00:00")
+    except ValueError:  # a text that carries its own offset
+        return utc(datetime.fromisoformat(value))
 
 
 def upsert_market(session: Session, market: Market, now: datetime, extra: dict | None = None) -> bool:
@@ -264,21 +288,16 @@ def bulk_insert(session: Session, table: Any, rows: list[dict]) -> None:
             convert.append(col_type.dialect_impl(dialect).bind_processor(dialect))
         else:
             convert.append(None)
-    data = [tuple(r[c] for c in columns) for r in rows]
+    # rows to tuples and back through columns with itemgetter and zip, in C: at 100k markets and their
+    # snapshots a generator per row cost 0.7 s of a first sync
+    data: list[tuple] = list(map(itemgetter(*columns), rows)) if len(columns) > 1 else [
+        (r[columns[0]],) for r in rows]
     if any(convert):
-        data = [list(r) for r in data]
+        cols = list(zip(*data))
         for i, f in enumerate(convert):
-            if f is None:
-                continue
-            cache: dict = {}  # many rows share a value (the sync's time, ["Yes", "No"]): convert each once
-            for r in data:
-                v = r[i]
-                if v is not None:
-                    key = v if not isinstance(v, (list, dict)) else repr(v)
-                    out = cache.get(key)
-                    if out is None:
-                        out = cache[key] = f(v)
-                    r[i] = out
+            if f is not None:
+                cols[i] = _converted(cols[i], f)
+        data = list(zip(*cols))
     names = ", ".join(columns)
     raw = conn.connection.driver_connection
     if dialect.name == "postgresql":
@@ -291,6 +310,22 @@ def bulk_insert(session: Session, table: Any, rows: list[dict]) -> None:
             cur.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({', '.join('?' * len(columns))})", data)
         finally:
             cur.close()
+
+
+def _converted(values: Sequence[Any], convert: Any) -> list[Any]:
+    """`convert` applied to each value but None, once per distinct value: many rows share one (the sync's time,
+    ["Yes", "No"])."""
+    cache: dict = {}
+    out = []
+    for v in values:
+        if v is not None:
+            key = v if not isinstance(v, (list, dict)) else repr(v)
+            done = cache.get(key)
+            if done is None:
+                done = cache[key] = convert(v)
+            v = done
+        out.append(v)
+    return out
 
 
 def _json_dumps(value: object) -> str:

@@ -12,8 +12,8 @@ A sync that finds a market's fingerprint unchanged since the parse that last wro
   ``volume``, ``liquidityNum``, ``liquidity``, ``volume24hr`` (the universe ranks by them; stored with the price)
   and ``updatedAt`` (the quote's observed time). They are validated by the parser's own field readers, so a
   malformed one makes the cheap read fail and the payload is parsed — and rejected — as before.
-- Salted with the source of the modules that decide what a parse yields and how it is stored (the parser, its
-  payload models and field readers, money, the domain market, the store's hashes): a new version of any of
+- Salted with the source of the modules that decide what a parse yields and how it is stored (this one, the
+  parser, its payload models and field readers, money, the domain market, the store's hashes): a new version of any of
   them invalidates every fingerprint, and the next sync parses everything once.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,13 +33,12 @@ from arena.venues.polymarket_payloads import GammaMarketPayload
 VOLATILE = ("volumeNum", "volume", "liquidityNum", "liquidity", "volume24hr", "updatedAt")
 GAMMA_KEYS = tuple(k for k in (f.alias or name for name, f in GammaMarketPayload.model_fields.items())
                    if k not in VOLATILE)
-_FIRST_EVENT = "events[0].id"
 
 
 # The modules a parse result and its stored form depend on, relative to the package (read, not imported: the
 # venues layer imports nothing of the store).
-_SALTED = ("venues/polymarket_parse.py", "venues/polymarket_payloads.py", "venues/fields.py", "money.py",
-           "domain/market.py", "store/repo.py")
+_SALTED = ("venues/fingerprint.py", "venues/polymarket_parse.py", "venues/polymarket_payloads.py",
+           "venues/fields.py", "money.py", "domain/market.py", "store/repo.py")
 
 
 def _salt() -> bytes:
@@ -69,25 +68,45 @@ def _finite(value: Any) -> bool:
     return True
 
 
+_KEYSET = frozenset(GAMMA_KEYS)
+_EVENTS = GAMMA_KEYS.index("events")
+_PLAIN = frozenset((str, bool, int, type(None)))  # what needs no NaN check
+
+
 def gamma_fingerprint(raw: object) -> str | None:
     """32 hex characters fingerprinting what ``parse_gamma_market`` reads of `raw` besides ``VOLATILE``; None
     when `raw` is not a JSON object or holds what the fingerprint cannot tell apart (NaN, integers past 64
-    bits) — such a payload is always parsed."""
+    bits) — such a payload is always parsed.
+
+    Hashed: the values of ``GAMMA_KEYS`` in their order (absent read as null), the sorted names of the absent
+    ones (so absent and null differ), and the first event's id when ``events`` is a list starting with an
+    object (its value is then hashed as null, the id apart: no raw value can stand for the reduced one). The
+    values are read with one ``map`` and the absent names with one set difference, both in C: this runs on
+    every listed market of every sync."""
     global _SALT
     if raw.__class__ is not dict:
         return None
-    pairs = [(key, raw[key]) for key in GAMMA_KEYS if key in raw]  # type: ignore[index,operator]
-    for i, (key, value) in enumerate(pairs):
-        cls = value.__class__
-        if cls is str or value is None or cls is bool or cls is int:
-            continue
-        if key == "events" and cls is list and value and value[0].__class__ is dict:
-            first = value[0]
-            pairs[i] = (_FIRST_EVENT, first["id"]) if "id" in first else (_FIRST_EVENT + " absent", None)
-        if not _finite(pairs[i][1]):
+    values = list(map(raw.get, GAMMA_KEYS))  # type: ignore[attr-defined]
+    event: object = 0
+    events = values[_EVENTS]
+    if events.__class__ is list and events and events[0].__class__ is dict:  # type: ignore[attr-defined]
+        first = events[0]  # type: ignore[index]
+        event = [first["id"]] if "id" in first else []
+        values[_EVENTS] = None
+        if not _finite(event):
             return None
+    kinds = set(map(type, values))
+    if not kinds <= _PLAIN:  # a float or a container among the values (bestBid, bestAsk, feeSchedule …)
+        for value in values:
+            cls = value.__class__
+            if cls is float:
+                if not math.isfinite(value):  # type: ignore[arg-type]
+                    return None
+            elif cls not in _PLAIN and not _finite(value):
+                return None
+    absent = _KEYSET.difference(raw)  # type: ignore[arg-type]
     try:
-        data = orjson.dumps(pairs)
+        data = orjson.dumps([values, sorted(absent) if absent else (), event])
     except TypeError:  # an integer past 64 bits, or a value no JSON decoder makes
         return None
     if _SALT is None:
@@ -108,20 +127,41 @@ class Volatile(NamedTuple):
 
 def gamma_volatile(raw: dict, fetched_at: datetime) -> Volatile | None:
     """The ``VOLATILE`` parts of `raw` read with the parser's own field readers; None when any is malformed (the
-    payload must then be parsed, so that it fails exactly as a parse fails)."""
+    payload must then be parsed, so that it fails exactly as a parse fails). The usual shapes — finite floats,
+    an ISO time in UTC — are taken directly (what those readers return for them), the rest through them."""
+    get = raw.get
     try:
-        volume = decimal_number(raw.get("volumeNum"))
-        if volume is None:
-            volume = decimal_number(raw.get("volume"))
-        liquidity = decimal_number(raw.get("liquidityNum"))
-        if liquidity is None:
-            liquidity = decimal_number(raw.get("liquidity"))
-        volume_24h = decimal_number(raw.get("volume24hr"))
-        updated = _iso_timestamp(raw.get("updatedAt"))
+        volume = get("volumeNum")
+        if volume.__class__ is not float or not math.isfinite(volume):
+            volume = decimal_number(volume)
+            if volume is None:
+                volume = decimal_number(get("volume"))
+        liquidity = get("liquidityNum")
+        if liquidity.__class__ is not float or not math.isfinite(liquidity):
+            liquidity = decimal_number(liquidity)
+            if liquidity is None:
+                liquidity = decimal_number(get("liquidity"))
+        volume_24h = get("volume24hr")
+        if volume_24h.__class__ is not float or not math.isfinite(volume_24h):
+            volume_24h = decimal_number(volume_24h)
+        text = get("updatedAt")
+        updated = _utc_iso(text) if text.__class__ is str else None
+        if updated is None:
+            updated = _iso_timestamp(text)
     except Exception:  # noqa: BLE001 — any failure means "parse it", which reports it properly
         return None
     observed = fetched_at if updated is None or updated > fetched_at else updated
     return Volatile(volume, volume_24h, liquidity, observed)
+
+
+def _utc_iso(text: str) -> datetime | None:
+    """`text` read by `datetime.fromisoformat` when that gives a UTC time (``…Z``, ``+00:00``): what
+    ``_iso_timestamp`` returns for it. None for anything else, which ``_iso_timestamp`` then reads."""
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo is timezone.utc else None
 
 
 __all__ = ["GAMMA_KEYS", "VOLATILE", "Volatile", "gamma_fingerprint", "gamma_volatile"]

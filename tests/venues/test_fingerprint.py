@@ -36,6 +36,16 @@ def test_a_change_the_parser_reads_changes_the_fingerprint(key, value):
     assert gamma_fingerprint({**BASE, key: value}) != gamma_fingerprint(BASE)
 
 
+@pytest.mark.parametrize("events", [["77"], {"id": "77"}, [{}], [{"name": "77"}], None, [], "77"])
+def test_the_first_event_id_is_told_apart_from_any_raw_events_value(events):
+    # the parse reads only the first event's id; a value standing for that id must not look like another
+    # events value (a list of ids or an object is malformed or another id, and must be parsed)
+    assert gamma_fingerprint({**BASE, "events": events}) != gamma_fingerprint(BASE)
+    without = {k: v for k, v in BASE.items() if k != "events"}
+    assert len({gamma_fingerprint(without), gamma_fingerprint({**BASE, "events": None}),
+                gamma_fingerprint({**BASE, "events": [{}]}), gamma_fingerprint({**BASE, "events": []})}) == 4
+
+
 def test_absent_and_null_are_told_apart():
     without = {k: v for k, v in BASE.items() if k != "closed"}
     assert gamma_fingerprint({**BASE, "closed": None}) != gamma_fingerprint(without)
@@ -71,3 +81,28 @@ def test_volatile_reads_follow_the_parser():
                                         ("updatedAt", 5)])
 def test_a_malformed_volatile_value_is_not_read_cheaply(key, value):
     assert gamma_volatile({**BASE, key: value}, FETCHED) is None
+
+
+@pytest.mark.parametrize("updated", ["2025-11-15T18:05:29.330507Z", "2025-11-15T18:05:29+00:00",
+                                     "2025-11-15 18:05:29+00", "2025-11-15T20:05:29+02:00", "2025-11-15",
+                                     " 2025-11-15T18:05:29Z ", "2025-11-15T18:05:29", None, ""])
+def test_volatile_times_follow_the_parser_in_every_format(updated):
+    # the usual UTC forms are read by a shortcut; every form must give the parser's observed time
+    from arena.venues.polymarket_parse import parse_gamma_market
+
+    raw = {**BASE, "updatedAt": updated}
+    v = gamma_volatile(raw, FETCHED)
+    vm = parse_gamma_market(raw, fetched_at=FETCHED)
+    assert v is not None and vm.quote is not None
+    assert v.observed_at == vm.quote.observed_at and v.observed_at.utcoffset().total_seconds() == 0
+
+
+@pytest.mark.parametrize("figures", [{"volumeNum": None, "volume": "12.5"}, {"volumeNum": 3, "liquidityNum": "4"},
+                                     {"volume24hr": "0.25", "liquidityNum": None, "liquidity": None}])
+def test_volatile_figures_follow_the_parser_in_every_shape(figures):
+    from arena.venues.polymarket_parse import parse_gamma_market
+
+    raw = {**BASE, **figures}
+    v = gamma_volatile(raw, FETCHED)
+    m = parse_gamma_market(raw, fetched_at=FETCHED).market
+    assert v is not None and (v.volume, v.volume_24h, v.liquidity) == (m.volume, m.volume_24h, m.liquidity)

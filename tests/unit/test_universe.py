@@ -1,0 +1,56 @@
+"""The universe rules read only what `universe.Listed` names, so a sync's light stand-in for a market it did not
+re-parse is chosen exactly as the market would be (domain.universe)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
+
+from arena.domain.market import Market, MarketStatus
+from arena.domain.universe import UniverseRules, excluded, select
+
+NOW = datetime(2026, 1, 4, tzinfo=timezone.utc)
+
+
+class Light(NamedTuple):
+    id: str
+    question: str
+    close_time: datetime | None
+    category: str
+    volume: float | None
+    volume_24h: float | None
+    liquidity: float | None
+
+    def is_open_at(self, when: datetime) -> bool:
+        return self.close_time is None or when < self.close_time
+
+
+def markets() -> list[Market]:
+    out = []
+    for i in range(40):
+        out.append(Market(id=f"v:{i:02d}", venue="v", question=["Rain?", "Is THIS MARKET fair?", "Snow?"][i % 3],
+                          close_time=None if i % 11 == 0 else NOW + timedelta(days=i * 3 - 20),
+                          category=["Weather", "Sports", ""][i % 3 > 1 and 2 or i % 2],
+                          status=MarketStatus.OPEN, volume=float(i % 7), volume_24h=[None, 5.0, 1.5][i % 3],
+                          liquidity=float(40 - i)))
+    return out
+
+
+def light(m: Market) -> Light:
+    return Light(m.id, m.question, m.close_time, m.category, m.volume, m.volume_24h, m.liquidity)
+
+
+def test_a_light_stand_in_is_chosen_as_its_market_is():
+    for rules in (UniverseRules(), UniverseRules(top_n=5, rank_by="liquidity", horizon_days=30),
+                  UniverseRules(rank_by="volume", exclude_keywords=(), exclude_categories=("sports",)),
+                  UniverseRules(top_n=0)):
+        chosen = [m.id for m in select(markets(), NOW, rules)]
+        assert [m.id for m in select([light(m) for m in markets()], NOW, rules)] == chosen
+        assert [excluded(m, rules) for m in markets()] == [excluded(light(m), rules) for m in markets()]
+
+
+def test_exclusions_name_the_keyword_or_category():
+    m = markets()[1]
+    assert excluded(m, UniverseRules()) == "keyword 'this market'"
+    assert excluded(m, UniverseRules(exclude_keywords=(), exclude_categories=("SPORTS",))) == "category 'Sports'"
+    assert excluded(m, UniverseRules(exclude_keywords=())) == ""
