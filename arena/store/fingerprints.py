@@ -26,7 +26,9 @@ market is first stored).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
@@ -70,9 +72,41 @@ def chunks(values: Sequence[Any], size: int = 5_000) -> list[Sequence[Any]]:
     return [values[i:i + size] for i in range(0, len(values), size)]
 
 
+_SCOPE: ContextVar[dict[Any, dict[int, Marks]] | None] = ContextVar("cohort_marks_scope", default=None)
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Within the block, `cohort_marks` asked again for the same cohorts, time and database answers from its
+    first reading (a render asks for its page keys, its standings and its model comparisons: one reading of
+    the store serves the three)."""
+    token = _SCOPE.set({})
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
 def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
     """cohort id → a tuple of integers summarising its cohort row, agents, fills by `as_of`, decisions and
     forecasts (see the module docstring); equal tuples mean equal facts of those kinds."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return _cohort_marks(session, cohort_ids, as_of)
+    bind = session.get_bind()
+    key = (bind.url.render_as_string(hide_password=True), id(bind), as_of)
+    if key not in scope:
+        scope[key] = {}
+    known = scope[key]
+    missing = [c for c in cohort_ids if c not in known]
+    if missing:
+        found = _cohort_marks(session, missing, as_of)
+        known.update(found)
+        known.update({c: None for c in missing if c not in found})  # type: ignore[misc]  # no such cohort
+    return {c: known[c] for c in cohort_ids if known.get(c) is not None}
+
+
+def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
     conn = session.connection()
     marks: dict[int, list[int]] = {}
     for part in chunks(list(cohort_ids)):
@@ -153,4 +187,4 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "summary"]
+__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "summary"]

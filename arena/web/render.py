@@ -20,6 +20,7 @@ from arena.services.ablation import PairComparison, compare_pairs
 from arena.services.point_in_time import backend, remember_backend, store_as_of
 from arena.services.standings import boards_json, standings as compute_boards
 from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
+from arena.store.fingerprints import one_reading
 from arena.store.tables import CohortRow
 from arena.web.agent_page import agent_contexts
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_api_path, cohort_json, decomposition_json,
@@ -183,7 +184,7 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
     process while this one builds the leaderboards, and half of the agent pages are rendered by a second one:
     the two cores of a small server both work. The pages are the same either way."""
     started = time.perf_counter()
-    with store_as_of(engine, as_of) as past:
+    with store_as_of(engine, as_of) as past, one_reading():
         report = _render_site(past, out_dir, utc(as_of), parallel, statistics, on_stage, full)
     report.seconds = time.perf_counter() - started
     return report
