@@ -5,7 +5,8 @@ The site: `bench_render.build` fills SQLite with N weekly cohorts × A agents (d
 480k fills, 1M stated forecasts, 1M portfolio snapshots), materialised as of the render time as the render job
 sees it. Then, in one long-running process as the scheduler is:
 1. a first render into an empty folder (every page built and written; the process's slices filled);
-2. a full render again (`full=True`: every page built, as every render was before page keys) — the baseline;
+2. a full render again (`full=True`: every page built, and the per-cohort slices this change keeps in the process
+   forgotten, so every cohort's standings and skill vs luck are read again) — the previous path, the baseline;
 3. a render with nothing changed;
 4. a render after one cohort changed (an agent's portfolio snapshot and a rejection: its pages only);
 5. a render after one market's price changed (the cohorts that touched it, and its page).
@@ -77,6 +78,16 @@ def change_one_price(engine, at) -> str:  # type: ignore[no-untyped-def]
     return mid
 
 
+def forget_slices() -> None:
+    """Forget what this change keeps per cohort in the process (agent standings, skill vs luck, market sets), so
+    a render reads them again as every render did before; the frame and board caches stay warm, as they were."""
+    from arena.services import agent_standings
+    from arena.web import page_keys, skill_luck
+
+    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS):
+        memo.clear()
+
+
 def files(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != NAME}
 
@@ -97,8 +108,10 @@ def main() -> None:
         print(f"setup {time.perf_counter() - t:.1f} s; rendering as of {as_of:%Y-%m-%d %H:%M} ({load()})", flush=True)
         site = Path(d) / "site"
         show("1. first render, empty folder", render_site(engine, site, as_of, statistics="none"))
+        forget_slices()
         baseline = render_site(engine, site, as_of, statistics="none", full=True)
-        show("2. full render (the previous path: every page built)", baseline)
+        show("2. full render, the previous path (every page built; every cohort's standings and skill vs luck read "
+             "again; frame and board caches warm)", baseline)
         show("3. nothing changed", render_site(engine, site, as_of, statistics="none"))
         rng = random.Random(3)
         name = change_one_cohort(engine, as_of - timedelta(seconds=rng.randint(60, 86_400)))
