@@ -4,25 +4,15 @@ re-parse is chosen exactly as the market would be (domain.universe)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import NamedTuple
 
 from arena.domain.market import Market, MarketStatus
 from arena.domain.universe import UniverseRules, excluded, select
+from arena.services.sync import _Listed
 
 NOW = datetime(2026, 1, 4, tzinfo=timezone.utc)
 
 
-class Light(NamedTuple):
-    id: str
-    question: str
-    close_time: datetime | None
-    category: str
-    volume: float | None
-    volume_24h: float | None
-    liquidity: float | None
-
-    def is_open_at(self, when: datetime) -> bool:
-        return self.close_time is None or when < self.close_time
+Light = _Listed  # the light tuple a sync hands `select` for an unchanged market
 
 
 def markets() -> list[Market]:
