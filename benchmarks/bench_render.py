@@ -47,7 +47,8 @@ from arena.store.tables import (  # noqa: E402
     ResolutionRow,
 )
 from arena.web.env import page_path  # noqa: E402
-from arena.web.render import render_path, render_site  # noqa: E402
+from arena.web.one_page import render_path  # noqa: E402
+from arena.web.render import render_site  # noqa: E402
 
 GOAL_SECONDS = 2.0
 T0 = datetime(2024, 1, 7, tzinfo=timezone.utc)  # a Sunday

@@ -37,7 +37,7 @@ def run(after: str = "manual") -> JobOutcome:
 def refresh_operations(rt: Runtime, now: datetime) -> None:
     """Write operations.html again now that this render's run is recorded as finished."""
     from arena.services.point_in_time import store_as_of
-    from arena.web.render import render_path
+    from arena.web.one_page import render_path
 
     with store_as_of(rt.engine, now) as past:
         page = render_path(past, "operations.html", now)

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock, SystemClock
-from arena.web.render import not_found_page, render_path
+from arena.web.one_page import not_found_page, render_path
 
 log = logging.getLogger(__name__)
 

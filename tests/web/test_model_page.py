@@ -11,7 +11,8 @@ from arena.scoring.headline import REF_MARKET
 from arena.services.models import model_comparisons
 from arena.services.standings import standings
 from arena.web.env import money, number, page_path
-from arena.web.render import render_path, render_site
+from arena.web.one_page import render_path
+from arena.web.render import render_site
 
 
 @pytest.fixture

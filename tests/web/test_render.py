@@ -16,7 +16,8 @@ from sqlmodel import Session
 from arena.cli_web import configure_render_parser
 from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow
 from arena.web.env import page_path
-from arena.web.render import render_path, render_site
+from arena.web.one_page import render_path
+from arena.web.render import render_site
 
 
 class _Links(HTMLParser):

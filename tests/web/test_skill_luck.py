@@ -7,7 +7,9 @@ import re
 
 from arena.services.standings import standings
 from arena.web.env import money, page_path
-from arena.web.render import DECOMPOSITION_PATH, render_path, render_site
+from arena.web.api import DECOMPOSITION_PATH
+from arena.web.one_page import render_path
+from arena.web.render import render_site
 
 
 def test_agent_pages_and_the_json_split_pnl_into_claimed_edge_and_luck(sim_arena, tmp_path):
