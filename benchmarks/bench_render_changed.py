@@ -79,12 +79,13 @@ def change_one_price(engine, at) -> str:  # type: ignore[no-untyped-def]
 
 
 def forget_slices() -> None:
-    """Forget what this change keeps per cohort in the process (agent standings, skill vs luck, market sets), so
-    a render reads them again as every render did before; the frame and board caches stay warm, as they were."""
-    from arena.services import agent_standings
+    """Forget what the incremental render keeps per cohort in the process (agent standings, skill vs luck, market
+    sets, the model comparisons' pair rows), so a render computes them again as every render did before; the frame
+    and board caches stay warm, as they were."""
+    from arena.services import agent_standings, models
     from arena.web import page_keys, skill_luck
 
-    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS):
+    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS, models._PAIRS):
         memo.clear()
 
 

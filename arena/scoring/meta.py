@@ -24,6 +24,7 @@ With few cohorts the DL interval is too narrow (it treats the estimated τ² as 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -160,23 +161,27 @@ def score_cells(scores: pd.DataFrame, *, cohort: str = "cohort", agent: str = "a
             .rename_axis(index=["cohort", "question"]))
 
 
-def differences_from_cells(cell: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
-    """`cohort_differences` from a `score_cells` table (vectorised: one bincount per sum, so a page can compare
-    every pair of forecasters at once)."""
-    cols = ["cohort", "n", "difference", "se", "ci_low", "ci_high", "weight"]
-    if cell.empty or a not in cell.columns or b not in cell.columns:
-        return pd.DataFrame({c: pd.Series(dtype=float if c != "cohort" else object) for c in cols})
-    d = cell[a].to_numpy(dtype=float) - cell[b].to_numpy(dtype=float)
+def _moments(codes: np.ndarray, k: int, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cohort code 0..k-1: n (finite differences), their mean and its standard error (NaN below 2)."""
     ok = np.isfinite(d)
-    codes, cohorts = pd.factorize(cell.index.get_level_values("cohort"), sort=True)
     c, d = codes[ok], d[ok]
-    k = len(cohorts)
     n = np.bincount(c, minlength=k)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.bincount(c, weights=d, minlength=k) / n
         ss = np.bincount(c, weights=(d - mean[c]) ** 2, minlength=k)
         sd = np.where(n > 1, np.sqrt(ss / (n - 1)), np.nan)
         se = sd / np.sqrt(n)
+    return n, mean, se
+
+
+def differences_from_cells(cell: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """`cohort_differences` from a `score_cells` table (vectorised: one bincount per sum, so a page can compare
+    every pair of forecasters at once)."""
+    cols = ["cohort", "n", "difference", "se", "ci_low", "ci_high", "weight"]
+    if cell.empty or a not in cell.columns or b not in cell.columns:
+        return pd.DataFrame({c: pd.Series(dtype=float if c != "cohort" else object) for c in cols})
+    codes, cohorts = pd.factorize(cell.index.get_level_values("cohort"), sort=True)
+    n, mean, se = _moments(codes, len(cohorts), cell[a].to_numpy(dtype=float) - cell[b].to_numpy(dtype=float))
     keep = n > 0
     out = pd.DataFrame({"cohort": np.asarray(cohorts, dtype=object)[keep], "n": n[keep], "difference": mean[keep],
                         "se": se[keep]})
@@ -184,6 +189,40 @@ def differences_from_cells(cell: pd.DataFrame, a: str, b: str, level: float = DE
     out["ci_low"], out["ci_high"] = out["difference"] - z * out["se"], out["difference"] + z * out["se"]
     out["weight"] = dersimonian_laird(out["difference"], out["se"], level).weights
     return out[cols]
+
+
+def pair_differences(cell: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
+    """`differences_from_cells`' n, difference and se for every pair (model, versus) at once: each of `models`
+    against every other column of the `score_cells` table. One row per (model, versus, cohort) with a shared
+    question, pairs in order and cohorts sorted within each; the numbers are those of `differences_from_cells`,
+    bit for bit (the same sums in the same order)."""
+    cols = ["model", "versus", "cohort", "n", "difference", "se"]
+    if cell.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("model", "versus", "cohort") else float)
+                             for c in cols})
+    codes, cohorts = pd.factorize(cell.index.get_level_values("cohort"), sort=True)
+    names = [str(c) for c in cell.columns]
+    values = cell.to_numpy(dtype=float)
+    k = len(cohorts)
+    cohort_names = np.asarray(cohorts, dtype=object)
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
+    for model in models:
+        if model not in names:
+            continue
+        i = names.index(model)
+        for j, other in enumerate(names):
+            if j == i:
+                continue
+            n, mean, se = _moments(codes, k, values[:, i] - values[:, j])
+            keep = n > 0
+            m = int(keep.sum())
+            for col, v in (("model", np.full(m, model, dtype=object)), ("versus", np.full(m, other, dtype=object)),
+                           ("cohort", cohort_names[keep]), ("n", n[keep]), ("difference", mean[keep]),
+                           ("se", se[keep])):
+                parts[col].append(v)
+    if not parts["n"]:
+        return pair_differences(cell.iloc[:0], models)
+    return pd.DataFrame({c: np.concatenate(v) for c, v in parts.items()})
 
 
 def meta_compare(scores: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LEVEL,
@@ -194,4 +233,4 @@ def meta_compare(scores: pd.DataFrame, a: str, b: str, level: float = DEFAULT_LE
 
 
 __all__ = ["MetaAnalysis", "cohort_differences", "dersimonian_laird", "differences_from_cells", "meta_compare",
-           "score_cells", "t_quantile"]
+           "pair_differences", "score_cells", "t_quantile"]

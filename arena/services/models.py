@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -21,9 +22,9 @@ from sqlmodel import Session
 
 from arena.clock import utc
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
-from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, differences_from_cells, score_cells
-
+from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.services.frame_cache import cohort_frames
+from arena.store.memo import Recent
 from arena.store.tables import CohortRow
 
 
@@ -73,6 +74,36 @@ class ModelComparison:
         return "no difference shown"
 
 
+_PAIRS: Recent[pd.DataFrame] = Recent(5_000)  # cohort frames key → that cohort's rows of every pair
+
+
+def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
+    """Every (model, versus) pair's per-cohort rows in the scored forecast rows of some cohorts: the model is any
+    non-reference forecaster, versus any other forecaster."""
+    cells = score_cells(scored[scored["brier"].notna()])
+    return pair_differences(cells, [c for c in cells.columns if c not in REFERENCE_AGENTS])
+
+
+def _cohort_pairs(frame: pd.DataFrame, cohorts: list[str], keys: dict[str, str]) -> pd.DataFrame:
+    """`_pair_rows` of every cohort, in cohort order. Each cohort's rows depend on its forecast rows alone, so they
+    are kept in the process under the key naming those rows (`Frames.keys`): a render after one cohort changed
+    computes that cohort's rows only. The rows are equal, bit for bit, to computing every cohort at once (each
+    cohort's sums run over its own rows in the same order)."""
+    memo = {c: keys[c] for c in cohorts if c in keys}
+    kept = _PAIRS.get_many(memo.values())
+    found = {c: kept[k] for c, k in memo.items() if k in kept}
+    missing = [c for c in cohorts if c not in found]
+    if missing:
+        part = frame if len(missing) == len(cohorts) else frame[frame["cohort"].isin(missing)]
+        rows = _pair_rows(score_forecasts(part))
+        split = dict(iter(rows.groupby("cohort", sort=False))) if len(rows) else {}
+        for c in missing:
+            found[c] = split.get(c, rows.iloc[:0]).reset_index(drop=True)
+        _PAIRS.put_many({memo[c]: found[c] for c in missing if c in memo})
+    ordered = [found[c] for c in cohorts if len(found[c])]
+    return pd.concat(ordered, ignore_index=True) if ordered else pair_differences(pd.DataFrame(), [])
+
+
 def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None = None,
                       level: float = DEFAULT_LEVEL) -> dict[str, tuple[ModelComparison, ...]]:
     """model → its comparisons with every other model and the references (models with a resolved forecast only;
@@ -82,22 +113,29 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
                                          .order_by(CohortRow.period_start, CohortRow.id)).all()
     # the forecast set of each cohort (`store.frames.forecast_set_frame`), through the frame cache: read again
     # only for the cohorts whose facts changed since it was stored
-    frame = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of).forecasts if cohorts else pd.DataFrame()
-    if frame.empty:
+    frames = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of) if cohorts else None
+    if frames is None or frames.forecasts.empty:
         return {}
-    order = {name: i for i, name in enumerate(pd.unique(frame["cohort"]))}
-    scored = score_forecasts(frame)
-    cells = score_cells(scored[scored["brier"].notna()])
-    names = [c for c in cells.columns if c not in REFERENCE_AGENTS]
+    frame = frames.forecasts
+    order = [str(c) for c in pd.unique(frame["cohort"])]
+    pairs = _cohort_pairs(frame, order, frames.keys)
+    if pairs.empty:
+        return {}
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    pairs["ci_low"], pairs["ci_high"] = pairs["difference"] - z * pairs["se"], pairs["difference"] + z * pairs["se"]
+    groups = pairs.groupby(["model", "versus"], sort=False).indices
+    names = sorted({m for m, _ in groups})
     wanted = [m for m in names if models is None or m in models]
+    columns = ["cohort", "n", "difference", "se", "ci_low", "ci_high"]
     out = {}
     for model in wanted:
         comparisons = []
-        for other in [*sorted(n for n in names if n != model), *REFERENCE_AGENTS]:
-            rows = differences_from_cells(cells, model, other, level)
-            if not len(rows):
+        for other in [*(n for n in names if n != model), *REFERENCE_AGENTS]:
+            at = groups.get((model, other))
+            if at is None:
                 continue
-            rows = rows.sort_values("cohort", key=lambda c: c.map(order)).reset_index(drop=True)
+            rows = pairs.iloc[at][columns].reset_index(drop=True)
+            rows["n"] = rows["n"].astype(int)
             meta = dersimonian_laird(rows["difference"], rows["se"], level)
             rows["weight"] = meta.weights
             comparisons.append(ModelComparison(other, meta, rows))

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.scoring.meta import cohort_differences, dersimonian_laird, meta_compare, t_quantile
+from arena.scoring.meta import (cohort_differences, dersimonian_laird, differences_from_cells, meta_compare,
+                                pair_differences, score_cells, t_quantile)
 
 # Colditz et al. (1994): 13 BCG vaccine trials (vaccinated TB+, TB−, control TB+, TB−), the classic example of
 # heterogeneous effects. The DerSimonian–Laird figures below are the ones every meta-analysis package prints for
@@ -70,3 +71,25 @@ def test_cohort_differences_make_the_forest_plot_rows():
     assert r.k == 2 and r.tau2 > 0 and r.i2 > 90  # two weeks that disagree: heterogeneity, not a general effect
     assert forest["weight"].sum() == pytest.approx(1.0)
     assert cohort_differences(scores, "a", "zz").empty
+
+
+def test_every_pair_at_once_gives_each_pairs_rows_bit_for_bit():
+    """`pair_differences` (every pair in one pass, what the model pages use) against `differences_from_cells`
+    pair by pair, on ragged cells: agents missing from cohorts, unanswered questions, one-question cohorts."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for c in range(6):
+        for q in range(int(rng.integers(1, 9))):
+            for a in "abcde":
+                if rng.random() < 0.8 and not (a == "e" and c < 3):  # e joins late; holes elsewhere
+                    rows.append((f"w{c}", a, f"q{q}", float(rng.random())))
+    cells = score_cells(pd.DataFrame(rows, columns=["cohort", "agent", "question", "brier"]))
+    every = pair_differences(cells, ["a", "c", "e"])
+    assert set(every["model"]) == {"a", "c", "e"} and set(every["versus"]) == set("abcde")
+    for (model, versus), got in every.groupby(["model", "versus"], sort=False):
+        one = differences_from_cells(cells, model, versus)
+        assert list(got["cohort"]) == list(one["cohort"])
+        for col in ("n", "difference", "se"):
+            assert np.array_equal(got[col].to_numpy(dtype=float), one[col].to_numpy(dtype=float), equal_nan=True)
+    assert len(every) == sum(len(differences_from_cells(cells, m, v)) for m in "ace" for v in "abcde" if v != m)
+    assert pair_differences(cells.iloc[:0], ["a"]).empty

@@ -5,6 +5,7 @@ own numbers, and the forest plot draws one marker per cohort plus the pooled dia
 import html
 import re
 
+import pandas as pd
 import pytest
 
 from arena.scoring.headline import REF_MARKET
@@ -224,3 +225,72 @@ def test_board_heads_carry_a_definition_on_hover_and_the_methodology_defines_the
                 if table_id == "headline":
                     assert re.sub(r" \[95 %\]| \(bets\)", "", label) in names, (label, sorted(names))
     assert heads_seen > 40
+
+
+def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_computation(sim_arena, monkeypatch):
+    """The model pages' comparisons keep each cohort's pair rows in the process (`services.models`), under the key
+    naming that cohort's frames: after one cohort's facts change (a replicate's forecast recorded) only its rows are
+    computed again; after a
+    question resolves, the rows of the cohorts that asked it are, and they move. Each time every comparison equals
+    one computed with nothing kept."""
+    from datetime import timedelta
+
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from arena.services import models
+    from arena.store.engine import session_scope
+    from arena.store.frames import forecast_set_frame
+    from arena.store.memo import forget_all
+    from arena.store.tables import AgentRow, CohortRow, ForecastRow, ResolutionRow
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    computed: list[set[str]] = []
+    real = models._pair_rows
+    monkeypatch.setattr(models, "_pair_rows", lambda scored: computed.append(set(scored["cohort"])) or real(scored))
+
+    def again_and_fresh():  # type: ignore[no-untyped-def]
+        computed.clear()
+        kept = model_comparisons(engine, as_of)
+        seen = list(computed)
+        forget_all()
+        fresh = model_comparisons(engine, as_of)
+        assert kept.keys() == fresh.keys()
+        for model, comps in kept.items():
+            assert [c.versus for c in comps] == [c.versus for c in fresh[model]]
+            for got, want in zip(comps, fresh[model]):
+                pd.testing.assert_frame_equal(got.cohorts, want.cohorts, check_exact=True)
+                assert (got.meta.k, got.verdict) == (want.meta.k, want.verdict)
+                assert got.meta.estimate == want.meta.estimate or got.meta.k == 0
+        return kept, seen
+
+    forget_all()
+    before = model_comparisons(engine, as_of)
+    with Session(engine) as s:
+        cohort, one = s.execute(select(CohortRow.name, ForecastRow).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+                                .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+                                .order_by(CohortRow.id.desc(), ForecastRow.id)).first()
+        frame = forecast_set_frame(s, list(s.scalars(select(CohortRow.id))), as_of)
+    with session_scope(engine) as s:
+        s.add(ForecastRow(decision_id=one.decision_id, agent_id=one.agent_id, market_id=one.market_id,
+                          source=one.source, probability=0.5, as_of=one.as_of, replicate=2))
+    _, seen = again_and_fresh()
+    assert seen == [{cohort}]
+
+    unresolved = frame[frame["outcome_yes"].isna()]
+    mid = unresolved["market_id"].value_counts().index[0]
+    asked = set(unresolved.loc[unresolved["market_id"] == mid, "cohort"])
+    model_comparisons(engine, as_of)  # the process keeps every cohort's rows again
+    with session_scope(engine) as s:
+        s.add(ResolutionRow(market_id=mid, version=99, kind="winner", payouts={"YES": 1_000_000, "NO": 0},
+                            resolved_at=as_of - timedelta(minutes=5), recorded_at=as_of - timedelta(minutes=5),
+                            source="test"))
+    after, seen = again_and_fresh()
+    assert seen == [asked]
+
+    def shared(comps) -> dict[tuple[str, str], int]:  # type: ignore[no-untyped-def]
+        return {(m, c.versus): int(c.cohorts.loc[c.cohorts["cohort"].isin(asked), "n"].sum())
+                for m, cs in comps.items() for c in cs}
+
+    old, new = shared(before), shared(after)
+    assert any(n > old.get(k, 0) for k, n in new.items())  # the resolution reached those cohorts' rows
