@@ -58,6 +58,9 @@ def page_path(endpoint: str, key: object = None) -> str:
         return f"markets/{slug(str(key))}.html"
     if endpoint == "model":
         return f"models/{slug(str(key))}.html"
+    if endpoint == "model_year":  # key: (model name, year)
+        name, year = key  # type: ignore[misc]
+        return f"models/{slug(str(name))}/{int(year)}.html"
     if endpoint == "cohort_api":
         return f"api/cohorts/{slug(str(key))}.json"
     if endpoint == "model_api":

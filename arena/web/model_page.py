@@ -1,7 +1,13 @@
 """The model page: one model (an agent name, the same lineup entry week after week) across every cohort it ran
-in — its overall headline row, its row of each cohort's headline board, its skill vs luck per cohort, its equity
-per cohort, what its calls cost, and random-effects meta-analyses of its per-cohort forecast-Brier differences
-against every other model and the references (`services.models`), two of them drawn as forest plots.
+in — its overall headline row, its row of each of its latest cohorts' headline boards, its skill vs luck and
+equity there, what its calls cost, and random-effects meta-analyses of its per-cohort forecast-Brier differences
+against every other model and the references (`services.models`, pooled over every cohort), two of them drawn as
+forest plots.
+
+The page shows its latest `RECENT_COHORTS` cohorts; every cohort is on one year page per calendar year
+(`models/<slug>/<year>.html`, `model_year_contexts`). A year page shows only what its cohorts' own facts decide,
+so a render keys it by those cohorts' page keys and rebuilds it only when one of them changed; the model page,
+which pools every cohort, is built on every render but no longer grows with the arena's age.
 
 The page only reshapes: every number comes from `services.standings`, `services.models`,
 `services.decomposition` or `services.model_costs`.
@@ -50,13 +56,25 @@ class ComparisonRow:
     verdict: str
 
 
+RECENT_COHORTS = 26  # a half-year of weekly cohorts on the model page; every cohort is on its year pages
+
+
+@dataclass(frozen=True)
+class YearLink:
+    year: int
+    href: str
+    n: int  # the model's cohorts that started that year
+
+
 @dataclass(frozen=True)
 class ModelPage:
     as_of: datetime
     name: str
     href: str
     overall: BoardRow | None
-    cohorts: tuple[ModelCohort, ...]
+    cohorts: tuple[ModelCohort, ...]  # its latest RECENT_COHORTS cohorts, latest last
+    n_cohorts: int  # all the cohorts it ran in (the comparisons pool them all)
+    years: tuple[YearLink, ...]  # its year pages, latest first
     comparisons: tuple[ComparisonRow, ...]
     forests: tuple[Chart, ...]
     equity: Chart
@@ -65,14 +83,29 @@ class ModelPage:
     provisional_rule: str
 
 
+@dataclass(frozen=True)
+class ModelYearPage:
+    """Every cohort one model ran in that started in one calendar year: its row of each cohort's headline board,
+    skill vs luck and equity."""
+
+    as_of: datetime
+    name: str
+    model_href: str
+    year: int
+    cohorts: tuple[ModelCohort, ...]
+    equity: Chart
+    years: tuple[YearLink, ...]
+
+
 # --- the forest plot --------------------------------------------------------------------------------------------
 
-def forest_chart(title: str, comparison: ModelComparison) -> Chart:
+def forest_chart(title: str, comparison: ModelComparison, shown: int | None = None) -> Chart:
     """One row per cohort (its difference and 95 % interval, the marker's title giving n and its pooling weight)
-    and the pooled random-effects estimate as a diamond with its interval; a vertical line at 0 (no difference).
-    Left of 0 the model forecast better."""
+    — the latest `shown` cohorts only, when given — and the pooled random-effects estimate over every cohort as a
+    diamond with its interval; a vertical line at 0 (no difference). Left of 0 the model forecast better."""
     rows = []
-    for r in comparison.cohorts.to_dict("records"):
+    every = comparison.cohorts
+    for r in (every if shown is None else every.iloc[max(len(every) - shown, 0):]).to_dict("records"):
         weight = r["weight"]
         share = f", weight {weight * 100:.0f} %" if isinstance(weight, float) and math.isfinite(weight) else ""
         rows.append(IntervalRow(str(r["cohort"]), r["difference"], r["ci_low"], r["ci_high"], "cohort",
@@ -85,38 +118,73 @@ def forest_chart(title: str, comparison: ModelComparison) -> Chart:
     return interval_chart(title, rows, rule_at=0.0, rule_label="0 = no difference", signed=True)
 
 
-# --- the context ------------------------------------------------------------------------------------------------
+# --- the contexts -----------------------------------------------------------------------------------------------
+
+Seats = dict[str, list[tuple[CohortInfo, AgentScore]]]  # model → its (cohort, leaderboard row), in cohort order
+
+
+def model_seats(engine: Engine, standings: Standings, names: Sequence[str] | None = None) -> Seats:
+    """Each model's seats (names None: every model that took part in a cohort), in cohort order."""
+    with engine.connect() as conn:
+        infos = cohort_infos(conn)
+    seats: Seats = {}
+    for cid, info in infos.items():
+        for r in standings.by_cohort.get(cid, ()):
+            if names is None or r.agent in names:
+                seats.setdefault(r.agent, []).append((info, r))
+    return seats
+
+
+def year_links(name: str, items: Sequence[tuple[CohortInfo, AgentScore]]) -> tuple[YearLink, ...]:
+    years: dict[int, int] = {}
+    for info, _ in items:
+        years[info.period_start.year] = years.get(info.period_start.year, 0) + 1
+    return tuple(YearLink(y, page_path("model_year", (name, y)), n) for y, n in sorted(years.items(), reverse=True))
+
+
+def _standings(engine: Engine, as_of: datetime, standings: Standings | None) -> Standings:
+    return standings if standings is not None and standings.boards is not None else \
+        load_standings(engine, as_of, None, with_overall=True)
+
+
+def _cohort_rows(st: Standings, items: Sequence[tuple[CohortInfo, AgentScore]], name: str,
+                 luck: Mapping[tuple[str, str], SkillLuck]) -> tuple[ModelCohort, ...]:
+    """The model's row of each of these cohorts: its leaderboard row, its row of the cohort's headline board (only
+    those boards are turned into rows) and its skill vs luck there."""
+    wanted = {info.name for info, _ in items}
+    heads: dict[str, BoardRow] = {}
+    for b in (st.boards.cohorts if st.boards is not None else []):
+        if b.name in wanted:
+            row = next((r for r in board_rows(b.rows[b.rows["agent"] == name]) if r.name == name), None)
+            if row is not None:
+                heads[b.name] = row
+    return tuple(ModelCohort(info, score, heads.get(info.name), luck.get((info.name, name))) for info, score in items)
+
+
+def _equity(title: str, st: Standings, items: Sequence[tuple[CohortInfo, AgentScore]]) -> Chart:
+    return equity_chart(title, [(info.name, st.curves.get(score.agent_id, ())) for info, score in items],
+                        items[0][0].starting_cash_micros if len({i.starting_cash_micros for i, _ in items}) == 1
+                        else None)
+
 
 def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
                    standings: Standings | None = None,
                    luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[str, ModelPage]:
     """Model pages by model name (None: every model that took part in a cohort)."""
-    st = standings if standings is not None and standings.boards is not None else \
-        load_standings(engine, as_of, None, with_overall=True)
-    with engine.connect() as conn:
-        infos = cohort_infos(conn)
-    luck = luck if luck is not None else skill_luck(engine, as_of)
-    seats: dict[str, list[tuple[CohortInfo, AgentScore]]] = {}
-    for cid, info in infos.items():
-        for r in st.by_cohort.get(cid, ()):
-            if names is None or r.agent in names:
-                seats.setdefault(r.agent, []).append((info, r))
+    st = _standings(engine, as_of, standings)
+    seats = model_seats(engine, st, names)
     if not seats:
         return {}
+    luck = luck if luck is not None else skill_luck(engine, as_of)
     boards = st.boards
     overall = {r.name: r for r in board_rows(boards.overall if boards is not None else None)}
-    cohort_heads: dict[tuple[str, str], BoardRow] = {}
-    for b in (boards.cohorts if boards is not None else []):
-        for row in board_rows(b.rows):
-            cohort_heads[(b.name, row.name)] = row
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
     out = {}
     for name, items in seats.items():
         href = page_path("model", name)
         head = overall.get(name)
-        rows = tuple(ModelCohort(info, score, cohort_heads.get((info.name, name)), luck.get((info.name, name)))
-                     for info, score in items)
+        recent = items[-RECENT_COHORTS:]
         comps = comparisons.get(name, ())
         table = tuple(ComparisonRow(
             c.versus, "" if c.versus in (REF_MARKET, REF_HALF) else page_path("model", c.versus), c.meta.k,
@@ -128,20 +196,47 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         leader = ranked[0].name if ranked else None
         for versus, label in ((REF_MARKET, "the market"), (leader, f"{leader} (the best other model)")):
             if versus is not None and versus in by_versus and by_versus[versus].meta.k:
-                forests.append(forest_chart(f"{name} − {label}: forecast Brier per cohort (< 0: {name} better)",
-                                            by_versus[versus]))
-        equity = equity_chart("Total value in each cohort",
-                              [(info.name, st.curves.get(score.agent_id, ())) for info, score in items],
-                              items[0][0].starting_cash_micros
-                              if len({i.starting_cash_micros for i, _ in items}) == 1 else None)
+                c = by_versus[versus]
+                shown = f"; its latest {RECENT_COHORTS} of {len(c.cohorts)} cohorts drawn, the pool over all" \
+                    if len(c.cohorts) > RECENT_COHORTS else ""
+                forests.append(forest_chart(f"{name} − {label}: forecast Brier per cohort (< 0: {name} better{shown})",
+                                            c, RECENT_COHORTS))
+        title = "Total value in each cohort" if len(items) <= RECENT_COHORTS else \
+            f"Total value in each of its latest {RECENT_COHORTS} cohorts"
         resolved = int(head.n_forecasts) if head is not None and math.isfinite(head.n_forecasts) else 0
         cost = costs.get(name, Cost(0, 0, 0, None, 0))
         out[name] = ModelPage(
-            as_of=as_of, name=name, href=href, overall=head, cohorts=rows, comparisons=table, forests=tuple(forests),
-            equity=equity, cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.cost_micros,
-                                     resolved),
+            as_of=as_of, name=name, href=href, overall=head, cohorts=_cohort_rows(st, recent, name, luck),
+            n_cohorts=len(items), years=year_links(name, items), comparisons=table, forests=tuple(forests),
+            equity=_equity(title, st, recent), cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens,
+                                                         cost.cost_micros, resolved),
             provisional_min=PROVISIONAL_MIN_RESOLVED, provisional_rule=PROVISIONAL_RULE)
     return out
 
 
-__all__ = ["ComparisonRow", "ModelCohort", "ModelPage", "forest_chart", "model_contexts"]
+def model_year_contexts(engine: Engine, as_of: datetime, wanted: Sequence[tuple[str, int]] | None = None,
+                        standings: Standings | None = None, luck: Mapping[tuple[str, str], SkillLuck] | None = None,
+                        seats: Seats | None = None) -> dict[tuple[str, int], ModelYearPage]:
+    """Year pages by (model, year) (None: every model's every year)."""
+    st = _standings(engine, as_of, standings)
+    seats = seats if seats is not None else \
+        model_seats(engine, st, None if wanted is None else sorted({n for n, _ in wanted}))
+    if wanted is None:
+        wanted = [(n, y.year) for n, items in seats.items() for y in year_links(n, items)]
+    if not wanted:
+        return {}
+    luck = luck if luck is not None else skill_luck(engine, as_of)
+    out = {}
+    for name, year in wanted:
+        items = [(i, s) for i, s in seats.get(name, ()) if i.period_start.year == year]
+        if not items:
+            continue
+        out[(name, year)] = ModelYearPage(as_of, name, page_path("model", name), year,
+                                          _cohort_rows(st, items, name, luck),
+                                          _equity(f"Total value in each cohort of {year}", st, items),
+                                          year_links(name, seats[name]))
+    return out
+
+
+__all__ = ["RECENT_COHORTS", "ComparisonRow", "ModelCohort", "ModelPage", "ModelYearPage", "Seats", "YearLink",
+           "forest_chart", "model_contexts", "model_seats", "model_year_contexts", "year_links"]

@@ -24,7 +24,7 @@ from arena.web.index_page import index_context
 from arena.web.market_index import market_index_context
 from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
-from arena.web.model_page import model_contexts
+from arena.web.model_page import model_contexts, model_year_contexts
 from arena.web.operations_page import operations_context
 from arena.web.paths import cohort_name, market_id_of, model_name
 from arena.web.render import STATISTICS_DRAWS, TEMPLATE, not_found_page
@@ -72,6 +72,11 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     if path in builders:
         kind = path[: -len(".html")]
         return html, render_page(TEMPLATE[kind], builders[path](), path)
+    year = re.fullmatch(r"models/([^/]+)/([0-9]{4})\.html", path)
+    if year is not None:
+        name = model_name(engine, year.group(1))
+        pages = model_year_contexts(engine, as_of, [(name, int(year.group(2)))]) if name is not None else {}
+        return None if not pages else (html, render_page(TEMPLATE["model_year"], next(iter(pages.values())), path))
     m = re.fullmatch(r"(cohorts|agents|markets|models)/([^/]+)\.html", path)
     if m is None:
         return None

@@ -8,6 +8,9 @@ leave a page alone when its key did not move (`web.site_manifest` remembers the 
 - Both include `code_digest`: the arena's code, its templates and the versions of the libraries that shape a
   page, so a new release re-renders everything.
 
+- A model's year page (`model_year_key`) is keyed by the keys of its cohorts that year and by the list of its
+  years (its navigation).
+
 The pages that gather every cohort or every market (the index, the model pages, the market list, the JSON of the
 whole board) have no key: they are built on every render, and written only when their bytes changed.
 """
@@ -98,4 +101,10 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
                     {n: c for c, n in names.items()})
 
 
-__all__ = ["PageKeys", "code_digest", "page_keys"]
+def model_year_key(name: str, year: int, cohort_keys: list[str], years: list[int]) -> str:
+    """The key of a model's year page: its cohorts' keys (each covering that cohort's boards, standings, skill vs
+    luck and equity) and the years its navigation lists."""
+    return _hash("model year", name, year, cohort_keys, years)
+
+
+__all__ = ["PageKeys", "code_digest", "model_year_key", "page_keys"]

@@ -25,7 +25,7 @@ from arena.web.agent_page import agent_contexts
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_api_path, cohort_json, decomposition_json,
                            leaderboard_json, model_api_path, model_json)
 from arena.web.assets import STATIC
-from arena.web.boards import load_standings
+from arena.web.boards import Standings, load_standings
 from arena.web.cohort_page import cohort_contexts
 from arena.web.env import page_path, render_page
 from arena.web.fork import Forked, can_fork
@@ -33,11 +33,11 @@ from arena.web.index_page import index_context
 from arena.web.market_index import market_index_context
 from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
-from arena.web.model_page import model_contexts
+from arena.web.model_page import model_contexts, model_seats, model_year_contexts, year_links
 from arena.web.operations_page import operations_context
-from arena.web.page_keys import PageKeys, page_keys
+from arena.web.page_keys import PageKeys, model_year_key, page_keys
 from arena.web.site_manifest import SiteManifest
-from arena.web.skill_luck import skill_luck
+from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.statistics_page import statistics_context
 
 
@@ -50,6 +50,7 @@ TEMPLATE = {
     "operations": "operations.html",
     "statistics": "statistics.html",
     "model": "model.html",
+    "model_year": "model_year.html",
     "markets": "markets.html",
 }
 
@@ -91,6 +92,25 @@ def _render_pages(site: SiteManifest, kind: str, pages: list[tuple[object, objec
         path = page_path(kind, k)
         site.write(path, render_page(TEMPLATE[kind], page, path), key(k))
     return {kind: len(pages)}
+
+
+def _model_years(engine: Engine, site: SiteManifest, as_of: datetime, keys: PageKeys, standings: Standings,
+                 luck: Mapping[tuple[str, str], SkillLuck], report: RenderReport) -> dict[str, int]:
+    """The models' year pages whose key moved (`page_keys.model_year_key`): after one cohort changed, that
+    cohort's year for each model in it."""
+    seats = model_seats(engine, standings)
+    wanted: dict[tuple[str, int], str] = {}
+    for name, items in seats.items():
+        years = [y.year for y in year_links(name, items)]
+        for year in years:
+            cohorts = [keys.cohorts.get(info.name, "") for info, _ in items if info.period_start.year == year]
+            wanted[(name, year)] = model_year_key(name, year, cohorts, years)
+    stale = [k for k, key in wanted.items() if not site.fresh(page_path("model_year", k), key)]
+    report.kept["model_year"] = len(wanted) - len(stale)
+    for name in {n for n, _ in stale}:
+        (site.out / page_path("model_year", (name, 0))).parent.mkdir(parents=True, exist_ok=True)
+    pages = model_year_contexts(engine, as_of, stale, standings, luck, seats) if stale else {}
+    return _render_pages(site, "model_year", list(pages.items()), lambda k: wanted[k])  # type: ignore[index]
 
 
 def _in_child(site: SiteManifest, work: Callable[[SiteManifest], dict[str, int]]) -> dict[str, Any]:
@@ -267,6 +287,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     stage("cohort render")
     models = model_contexts(engine, as_of, None, standings, luck)
     count(_render_pages(site, "model", list(models.items())))
+    count(_model_years(engine, site, as_of, keys, standings, luck, report))
     stage("model pages")
     doc = boards_json(standings.boards if standings.boards is not None else compute_boards(engine, as_of))
     for name, cpage in cohorts.items():
@@ -299,8 +320,9 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     site.save()
     stage("api")
     report.written, report.unchanged = site.written, site.unchanged
-    report.pages = {k: report.pages[k] for k in ("index", "cohort", "model", "agent", "market", "markets",
-                                                 "methodology", "operations", "statistics") if k in report.pages}
+    order = ("index", "cohort", "model", "model_year", "agent", "market", "markets", "methodology", "operations",
+             "statistics")
+    report.pages = {k: report.pages[k] for k in order if k in report.pages}
     report.seconds = time.perf_counter() - started
     return report
 

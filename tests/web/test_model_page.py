@@ -294,3 +294,79 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
 
     old, new = shared(before), shared(after)
     assert any(n > old.get(k, 0) for k, n in new.items())  # the resolution reached those cohorts' rows
+
+
+def test_a_model_page_shows_its_latest_cohorts_and_year_pages_hold_every_cohort(sim_arena, tmp_path, monkeypatch):
+    """The model page no longer grows with the arena's age: it shows its latest RECENT_COHORTS cohorts (here 1 of
+    2), its forest plots draw those and pool them all, and one page per year lists every cohort. A render with
+    nothing changed keeps every year page; one cohort changed rebuilds that cohort's year pages only."""
+    from datetime import timedelta
+
+    from sqlalchemy import select
+
+    from arena.store.engine import session_scope
+    from arena.store.tables import AgentRow, CohortRow, DecisionRow, RejectionRow
+    from arena.web import model_page
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    with session_scope(engine) as s:  # the first cohort started the year before: two year pages per model
+        first = s.scalars(select(CohortRow).order_by(CohortRow.period_start)).first()
+        first.period_start = first.period_start.replace(year=first.period_start.year - 1)
+        s.add(first)
+        old, old_year = first.name, first.period_start.year
+    monkeypatch.setattr(model_page, "RECENT_COHORTS", 1)
+    out = tmp_path / "site"
+    report = render_site(engine, out, as_of)
+    boards = standings(engine, as_of)
+    model = "oracle-sharp"
+    seats = [b.name for b in boards.cohorts if model in set(b.rows["agent"])]
+    assert len(seats) == 2 and old in seats
+    latest = next(n for n in seats if n != old)
+    text = (out / page_path("model", model)).read_text(encoding="utf-8")
+    table = text[text.index('id="model-cohorts"'):]
+    table = table[: table.index("</table>")]
+    assert table.count("<tr>") - 1 == 1 and latest in table and old not in table
+    assert "Its latest 1 of 2 cohorts" in text
+    years = sorted({old_year, old_year + 1})
+    for y in years:
+        assert f'href="../{page_path("model_year", (model, y))}"' in text
+    listed = []
+    for y in years:
+        page = (out / page_path("model_year", (model, y))).read_text(encoding="utf-8")
+        body = page[page.index('id="model-cohorts"'):]
+        body = body[: body.index("</table>")]
+        listed += [n for n in seats if n in body]
+        assert f"{model} in {y}" in page and "<strong>" + str(y) + "</strong>" in page
+    assert sorted(listed) == sorted(seats)  # every cohort on exactly one year page
+    n_year_pages = report.pages["model_year"]
+    assert n_year_pages == 2 * len(boards.overall[boards.overall["kind"] != "reference"])
+
+    again = render_site(engine, out, as_of)
+    assert again.pages.get("model_year", 0) == 0 and again.kept["model_year"] == n_year_pages
+    with session_scope(engine) as s:  # a rejection in the latest cohort: only its year's pages move
+        did = s.scalars(select(DecisionRow.id).join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+                        .join(CohortRow, CohortRow.id == AgentRow.cohort_id).where(CohortRow.name == latest)).first()
+        s.add(RejectionRow(decision_id=did, action_index=0, reason="over_limit", message="too big",
+                           at=as_of - timedelta(minutes=3)))
+    changed = render_site(engine, out, as_of)
+    assert changed.pages["model_year"] == n_year_pages // 2 and changed.kept["model_year"] == n_year_pages // 2
+
+
+def test_the_forest_plot_draws_the_latest_cohorts_and_pools_them_all():
+    from arena.scoring.meta import dersimonian_laird
+    from arena.services.models import ModelComparison
+    from arena.web.model_page import forest_chart
+
+    rows = pd.DataFrame({"cohort": ["w1", "w2", "w3"], "n": [5, 6, 7], "difference": [-0.05, 0.01, -0.02],
+                         "se": [0.02, 0.03, 0.01]})
+    rows["ci_low"], rows["ci_high"] = rows["difference"] - 0.04, rows["difference"] + 0.04
+    meta = dersimonian_laird(rows["difference"], rows["se"])
+    rows["weight"] = meta.weights
+    comparison = ModelComparison("market (reference)", meta, rows)
+    every = forest_chart("all", comparison)
+    latest = forest_chart("latest", comparison, 2)
+    assert [m.title.split(":")[0] for m in every.markers if m.css == "cohort"] == ["w1", "w2", "w3"]
+    assert [m.title.split(":")[0] for m in latest.markers if m.css == "cohort"] == ["w2", "w3"]
+    (pooled,) = [m.title for m in latest.markers if m.css == "pooled"]
+    assert pooled.startswith(f"pooled {meta.estimate:+.4f}") and "3 cohorts" in pooled  # the pool is over all three
+    assert forest_chart("none shown", comparison, 0).markers[-1].css == "pooled"

@@ -45,16 +45,19 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
         cohorts = list(s.scalars(select(CohortRow.name)))
         agents = list(s.scalars(select(AgentRow.id)))
         models = set(s.scalars(select(AgentRow.name)))
+        years = {(n, y.year) for n, y in s.execute(select(AgentRow.name, CohortRow.period_start)
+                                                   .join(CohortRow, CohortRow.id == AgentRow.cohort_id)).all()}
         markets = {r[0] for r in s.execute(union(select(FillRow.market_id), select(ForecastRow.market_id))).all()}
     expected = {"index.html", "markets.html", "methodology.html", "operations.html", "404.html"}
     expected |= {page_path("cohort", c) for c in cohorts} | {page_path("agent", a) for a in agents}
     expected |= {page_path("statistics", c) for c in cohorts}
     expected |= {page_path("market", m) for m in markets} | {page_path("model", m) for m in models}
+    expected |= {page_path("model_year", k) for k in years}  # each model's cohorts, one page per year
     written = {str(p.relative_to(out)) for p in out.rglob("*.html")}
     assert written == expected
     assert report.total_pages == len(expected) - 1  # the 404 page is not counted as a page of the site
     assert report.pages == {"index": 1, "cohort": len(cohorts), "statistics": len(cohorts), "agent": len(agents),
-                            "market": len(markets), "model": len(models),
+                            "market": len(markets), "model": len(models), "model_year": len(years),
                             "markets": 1, "methodology": 1, "operations": 1}
     assert (out / "static" / "site.css").is_file() and (out / "static" / "sort.js").is_file()
 
