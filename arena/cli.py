@@ -544,11 +544,9 @@ FORMATS = ("text", "csv", "json")
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    import json
-
     from arena.report import LEGEND, boards_report
     from arena.scoring.board import RANK_CHOICES
-    from arena.services.standings import boards_csv, boards_json, standings
+    from arena.services.standings import boards_csv, standings
     from arena.store.engine import open_existing_store
 
     if args.format not in FORMATS:
@@ -567,7 +565,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
     boards = standings(open_existing_store(args.db), as_of, rank_by=rank_by, cohort_names=args.cohort or None,
                        n_boot=args.bootstrap, seed=args.seed, track=args.track)
     if args.format == "json":
-        print(json.dumps(boards_json(boards), indent=2))
+        from arena.web.api import leaderboard_json  # the site's /api/leaderboard.json, byte for byte
+
+        sys.stdout.write(leaderboard_json(boards))
         return 0
     if args.format == "csv":
         sys.stdout.write(boards_csv(boards))

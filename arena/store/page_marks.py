@@ -34,6 +34,9 @@ from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, Forec
                                 PortfolioSnapshotRow, PriceSnapshotRow, RejectionRow, ResolutionRow)
 
 
+SCAN_AT = 2_000  # market ids beyond which `market_marks` reads the fills and forecasts whole (`in_markets(scan=)`)
+
+
 def digest(values: Any) -> int:
     """A 63-bit integer naming `values` (JSON-able; datetimes as ISO text)."""
     raw = orjson.dumps(values, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
@@ -108,21 +111,23 @@ def market_marks(session: Session, market_ids: Iterable[str], as_of: datetime, *
     row_q = select(MarketRow.id, MarketRow.venue, MarketRow.question, func.length(MarketRow.description),
                    MarketRow.description_hash, MarketRow.kind, MarketRow.status, MarketRow.outcomes,
                    MarketRow.outcome_labels, MarketRow.close_time, MarketRow.url, MarketRow.category)
-    parts: list[tuple[Any, Any, int]] = [
+    many = len(ids) > SCAN_AT  # (most markets with a fill or forecast: the fills and forecasts are read whole)
+    parts: list[tuple[Any, Any, int, bool]] = [
         (select(ResolutionRow.market_id, *summary(ResolutionRow.id, values=(ResolutionRow.version,)))
-         .where(ResolutionRow.recorded_at <= as_of).group_by(ResolutionRow.market_id), ResolutionRow.market_id, 1),
+         .where(ResolutionRow.recorded_at <= as_of).group_by(ResolutionRow.market_id), ResolutionRow.market_id, 1,
+         False),
         (select(PriceSnapshotRow.market_id, *summary(PriceSnapshotRow.id))
          .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of)
-         .group_by(PriceSnapshotRow.market_id), PriceSnapshotRow.market_id, 5)]
+         .group_by(PriceSnapshotRow.market_id), PriceSnapshotRow.market_id, 5, False)]
     if activity:
         parts += [(select(FillRow.market_id, *summary(FillRow.id)).where(FillRow.at <= as_of)
-                   .group_by(FillRow.market_id), FillRow.market_id, 8),
+                   .group_by(FillRow.market_id), FillRow.market_id, 8, many),
                   (select(ForecastRow.market_id, *summary(ForecastRow.id)).where(ForecastRow.as_of <= as_of)
-                   .group_by(ForecastRow.market_id), ForecastRow.market_id, 11)]
+                   .group_by(ForecastRow.market_id), ForecastRow.market_id, 11, many)]
     for mid, *row in in_markets(conn, row_q, MarketRow.id, ids):
         out[mid][0] = digest(row)
-    for q, column, at in parts:
-        for mid, *vals in in_markets(conn, q, column, ids):
+    for q, column, at, scan in parts:
+        for mid, *vals in in_markets(conn, q, column, ids, scan=scan):
             out[mid][at:at + len(vals)] = [int(v) for v in vals]
     return {m: tuple(v) for m, v in out.items()}
 

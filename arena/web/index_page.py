@@ -18,7 +18,7 @@ from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.services.model_costs import model_costs
-from arena.services.standings import Boards
+from arena.services.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
                               load_standings)
@@ -91,6 +91,19 @@ def headline_chart(h: Headline) -> Chart:
     return interval_chart(f"{h.rank_label} per model with its 95 % interval", rows)
 
 
+def _leader(board: CohortBoard | None, hrefs: Mapping[str, str]) -> BoardRow | None:
+    """The first ranked agent (not a reference row) of a cohort's headline board (rows best first); only that row
+    is made a `BoardRow` (as `board_rows` reads kind and rank label)."""
+    if board is None or not len(board.rows):
+        return None
+    rows = board.rows
+    kinds = rows["kind"].tolist() if "kind" in rows.columns else [None] * len(rows)
+    labels = rows["rank_label"].tolist() if "rank_label" in rows.columns else [None] * len(rows)
+    at = next((i for i, (k, lab) in enumerate(zip(kinds, labels)) if str(k or "") != "reference" and str(lab or "")),
+              None)
+    return None if at is None else board_rows(rows.iloc[at:at + 1], hrefs)[0]
+
+
 def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None) -> IndexPage:
     st = standings if standings is not None and standings.overall is not None else \
         load_standings(engine, as_of, None, with_overall=True)
@@ -119,9 +132,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     for cid, info in sorted(infos.items(), key=lambda kv: (kv[1].period_start, kv[0]), reverse=True):
         rows = st.by_cohort.get(cid, ())
         hrefs = {r.agent: r.href for r in rows}
-        board = boards_by_name.get(info.name)
-        leader = next((r for r in board_rows(board.rows if board is not None else None, hrefs)
-                       if not r.is_reference and r.rank_label), None)
+        leader = _leader(boards_by_name.get(info.name), hrefs)
         summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
                                        st.cohort_pnl.get(cid, 0), leader))
     boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)

@@ -149,3 +149,22 @@ def test_an_unreadable_manifest_means_a_full_render(sim_arena, tmp_path):
     again = render_site(engine, site, as_of, statistics="none")
     assert sum(again.kept.values()) == 0 and again.pages["cohort"] == first.pages["cohort"]
     assert again.written == 0  # every page rebuilt, and every byte the same: nothing written
+
+
+def test_market_marks_read_whole_or_by_ids_agree(sim_arena, monkeypatch):
+    """Past `SCAN_AT` market ids, `market_marks` reads the fills and forecasts whole and filters them here; the
+    marks are those of the lookups by id, for every site market and for a few."""
+    from sqlmodel import Session
+
+    from arena.store import page_marks
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    with Session(engine) as s:
+        every = page_marks.site_markets(s)
+        few = every[::3]
+        monkeypatch.setattr(page_marks, "SCAN_AT", 10**9)
+        by_id = page_marks.market_marks(s, every, as_of), page_marks.market_marks(s, few, as_of)
+        monkeypatch.setattr(page_marks, "SCAN_AT", 0)
+        whole = page_marks.market_marks(s, every, as_of), page_marks.market_marks(s, few, as_of)
+    assert len(every) > 10 and whole == by_id
+    assert set(whole[1]) == set(few) and any(m[8] for m in whole[1].values())  # fills counted on some market
