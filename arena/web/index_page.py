@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import pandas as pd
@@ -47,7 +47,8 @@ class OverallRow:
     mean_return_pct: float
     total_pnl_micros: int
     provisional: bool
-    agents: tuple[AgentLink, ...]
+    agents: tuple[AgentLink, ...]  # its agents in its latest AGENT_LINKS cohorts
+    href: str = ""  # the model's page (every cohort, by year)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class CohortSummary:
 class IndexPage:
     as_of: datetime
     headline: Headline  # per model across cohorts (services.standings), references included
-    links: Mapping[str, tuple[AgentLink, ...]]  # model → its agents' pages, one per cohort
+    links: Mapping[str, tuple[AgentLink, ...]]  # model → its agents' pages in its latest AGENT_LINKS cohorts
     overall: tuple[OverallRow, ...]
     cohorts: tuple[CohortSummary, ...]
     columns: Mapping[str, ColumnHelp]
@@ -73,6 +74,7 @@ class IndexPage:
     n_fills: int
     chart: Chart | None = None  # the headline per model with its interval, references marked
     cost_chart: Chart | None = None  # cost vs skill, when some model's calls reported a cost
+    more: Mapping[str, int] = field(default_factory=dict)  # model → its agents not linked here (on its page)
 
 
 def _num3(v: float) -> str:
@@ -104,12 +106,17 @@ def _leader(board: CohortBoard | None, hrefs: Mapping[str, str]) -> BoardRow | N
     return None if at is None else board_rows(rows.iloc[at:at + 1], hrefs)[0]
 
 
-def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None) -> IndexPage:
+AGENT_LINKS = 5  # per model on the index: its latest cohorts' agents; every one is on the model's pages
+
+
+def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None,
+                  n_markets: int | None = None) -> IndexPage:
+    """`n_markets`: how many markets have a page, when the caller knows (a render's page keys list them)."""
     st = standings if standings is not None and standings.overall is not None else \
         load_standings(engine, as_of, None, with_overall=True)
     with engine.connect() as conn:
         infos = cohort_infos(conn)
-        n_markets = len(site_market_ids(conn))
+        n_markets = len(site_market_ids(conn)) if n_markets is None else n_markets
         n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
     links: dict[str, list[AgentLink]] = defaultdict(list)
     for cid in infos:
@@ -125,7 +132,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
             brier_band=str(brier_band(brier)), mean_return_pct=num(rec.get("mean_return_pct")),
             total_pnl_micros=st.pnl_by_name.get(str(rec["agent"]), 0),
             provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
-            agents=tuple(links[str(rec["agent"])]),
+            agents=tuple(links[str(rec["agent"])][-AGENT_LINKS:]), href=page_path("model", str(rec["agent"])),
         ))
     summaries = []
     boards_by_name = {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}
@@ -142,7 +149,8 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     costs = model_costs(engine, None)
     cost_chart = cost_skill_chart([(r.name, costs[r.name].cost_micros, r.forecast_brier) for r in head.rows
                                    if not r.is_reference and r.name in costs])
-    return IndexPage(as_of, head, {k: tuple(v) for k, v in links.items()},
+    return IndexPage(as_of, head, {k: tuple(v[-AGENT_LINKS:]) for k, v in links.items()},
                      tuple(overall), tuple(summaries), column_help(),
                      PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills,
-                     headline_chart(head) if boards.rank_by == "forecast_brier" else None, cost_chart)
+                     headline_chart(head) if boards.rank_by == "forecast_brier" else None, cost_chart,
+                     {k: len(v) - AGENT_LINKS for k, v in links.items() if len(v) > AGENT_LINKS})

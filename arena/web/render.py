@@ -279,7 +279,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
                                                                                  ablations)), engine)
     standings = load_standings(engine, as_of, None, with_overall=True, keys=keys.by_id())
     stage("standings")
-    count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings))]))
+    count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings, len(keys.markets)))]))
     luck = skill_luck(engine, as_of, keys=keys.cohorts)  # "Skill vs luck" on cohort, agent and model pages and the API
     cohorts = cohort_contexts(engine, as_of, plan.cohorts, standings, luck, ablations) if plan.cohorts != [] else {}
     stage("index and cohort contexts")

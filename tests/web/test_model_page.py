@@ -370,3 +370,24 @@ def test_the_forest_plot_draws_the_latest_cohorts_and_pools_them_all():
     (pooled,) = [m.title for m in latest.markers if m.css == "pooled"]
     assert pooled.startswith(f"pooled {meta.estimate:+.4f}") and "3 cohorts" in pooled  # the pool is over all three
     assert forest_chart("none shown", comparison, 0).markers[-1].css == "pooled"
+
+
+def test_the_index_links_each_models_latest_agents_and_the_rest_through_its_page(sim_arena, monkeypatch):
+    """The index no longer lists every agent of every model (20,000 links at 1,000 cohorts): the latest
+    AGENT_LINKS cohorts' agents, and "N earlier" linking the model page, in the headline and overall tables."""
+    from arena.web import index_page
+
+    monkeypatch.setattr(index_page, "AGENT_LINKS", 1)
+    page = index_page.index_context(sim_arena.engine, sim_arena.as_of)
+    served = render_path(sim_arena.engine, "index.html", sim_arena.as_of)
+    assert served is not None
+    text = served[1]
+    rows = [r for r in page.overall if r.cohorts == 2]
+    assert rows and all(len(r.agents) == 1 for r in rows)
+    latest = max(a.cohort for r in rows for a in r.agents)
+    assert all(r.agents[0].cohort == latest for r in rows)  # the latest cohort's agent is the one linked
+    for r in rows:
+        assert page.more[r.model] == 1 and len(page.links[r.model]) == 1
+        assert text.count(f'<a href="{r.href}">1 earlier</a>') == 2  # headline and overall tables
+    monkeypatch.setattr(index_page, "AGENT_LINKS", 5)
+    assert "earlier</a>" not in render_path(sim_arena.engine, "index.html", sim_arena.as_of)[1]
