@@ -326,7 +326,7 @@ def test_a_model_page_shows_its_latest_cohorts_and_year_pages_hold_every_cohort(
     table = text[text.index('id="model-cohorts"'):]
     table = table[: table.index("</table>")]
     assert table.count("<tr>") - 1 == 1 and latest in table and old not in table
-    assert "Its latest 1 of 2 cohorts" in text
+    assert "Its latest 1 of 2 cohorts" in text and "One model across 2 cohorts" in text
     years = sorted({old_year, old_year + 1})
     for y in years:
         assert f'href="../{page_path("model_year", (model, y))}"' in text
