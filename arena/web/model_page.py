@@ -26,6 +26,7 @@ from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.services.model_costs import Cost, model_costs
 from arena.services.models import ModelComparison, model_comparisons
+from arena.services.standings import CohortBoard
 from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, load_standings
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
@@ -147,18 +148,20 @@ def _standings(engine: Engine, as_of: datetime, standings: Standings | None) -> 
         load_standings(engine, as_of, None, with_overall=True)
 
 
-def _cohort_rows(st: Standings, items: Sequence[tuple[CohortInfo, AgentScore]], name: str,
+def _boards(st: Standings) -> dict[str, CohortBoard]:
+    return {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}
+
+
+def _cohort_rows(boards: Mapping[str, CohortBoard], items: Sequence[tuple[CohortInfo, AgentScore]], name: str,
                  luck: Mapping[tuple[str, str], SkillLuck]) -> tuple[ModelCohort, ...]:
     """The model's row of each of these cohorts: its leaderboard row, its row of the cohort's headline board (only
-    those boards are turned into rows) and its skill vs luck there."""
-    wanted = {info.name for info, _ in items}
-    heads: dict[str, BoardRow] = {}
-    for b in (st.boards.cohorts if st.boards is not None else []):
-        if b.name in wanted:
-            row = next((r for r in board_rows(b.rows[b.rows["agent"] == name]) if r.name == name), None)
-            if row is not None:
-                heads[b.name] = row
-    return tuple(ModelCohort(info, score, heads.get(info.name), luck.get((info.name, name))) for info, score in items)
+    its own row of those boards is made a `BoardRow`) and its skill vs luck there."""
+    def head(cohort: str) -> BoardRow | None:
+        b = boards.get(cohort)
+        return None if b is None else next((r for r in board_rows(b.rows[b.rows["agent"] == name])
+                                            if r.name == name), None)
+
+    return tuple(ModelCohort(info, score, head(info.name), luck.get((info.name, name))) for info, score in items)
 
 
 def _equity(title: str, st: Standings, items: Sequence[tuple[CohortInfo, AgentScore]]) -> Chart:
@@ -169,10 +172,12 @@ def _equity(title: str, st: Standings, items: Sequence[tuple[CohortInfo, AgentSc
 
 def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
                    standings: Standings | None = None,
-                   luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[str, ModelPage]:
-    """Model pages by model name (None: every model that took part in a cohort)."""
+                   luck: Mapping[tuple[str, str], SkillLuck] | None = None,
+                   seats: Seats | None = None) -> dict[str, ModelPage]:
+    """Model pages by model name (None: every model that took part in a cohort; `seats`: `model_seats` of those
+    names, when the caller has them)."""
     st = _standings(engine, as_of, standings)
-    seats = model_seats(engine, st, names)
+    seats = seats if seats is not None else model_seats(engine, st, names)
     if not seats:
         return {}
     luck = luck if luck is not None else skill_luck(engine, as_of)
@@ -180,6 +185,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     overall = {r.name: r for r in board_rows(boards.overall if boards is not None else None)}
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
+    by_name = _boards(st)
     out = {}
     for name, items in seats.items():
         href = page_path("model", name)
@@ -206,7 +212,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         resolved = int(head.n_forecasts) if head is not None and math.isfinite(head.n_forecasts) else 0
         cost = costs.get(name, Cost(0, 0, 0, None, 0))
         out[name] = ModelPage(
-            as_of=as_of, name=name, href=href, overall=head, cohorts=_cohort_rows(st, recent, name, luck),
+            as_of=as_of, name=name, href=href, overall=head, cohorts=_cohort_rows(by_name, recent, name, luck),
             n_cohorts=len(items), years=year_links(name, items), comparisons=table, forests=tuple(forests),
             equity=_equity(title, st, recent), cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens,
                                                          cost.cost_micros, resolved),
@@ -226,13 +232,14 @@ def model_year_contexts(engine: Engine, as_of: datetime, wanted: Sequence[tuple[
     if not wanted:
         return {}
     luck = luck if luck is not None else skill_luck(engine, as_of)
+    by_name = _boards(st)
     out = {}
     for name, year in wanted:
         items = [(i, s) for i, s in seats.get(name, ()) if i.period_start.year == year]
         if not items:
             continue
         out[(name, year)] = ModelYearPage(as_of, name, page_path("model", name), year,
-                                          _cohort_rows(st, items, name, luck),
+                                          _cohort_rows(by_name, items, name, luck),
                                           _equity(f"Total value in each cohort of {year}", st, items),
                                           year_links(name, seats[name]))
     return out

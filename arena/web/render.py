@@ -33,7 +33,7 @@ from arena.web.index_page import index_context
 from arena.web.market_index import market_index_context
 from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
-from arena.web.model_page import model_contexts, model_seats, model_year_contexts, year_links
+from arena.web.model_page import Seats, model_contexts, model_seats, model_year_contexts, year_links
 from arena.web.operations_page import operations_context
 from arena.web.page_keys import PageKeys, model_year_key, page_keys
 from arena.web.site_manifest import SiteManifest
@@ -95,10 +95,9 @@ def _render_pages(site: SiteManifest, kind: str, pages: list[tuple[object, objec
 
 
 def _model_years(engine: Engine, site: SiteManifest, as_of: datetime, keys: PageKeys, standings: Standings,
-                 luck: Mapping[tuple[str, str], SkillLuck], report: RenderReport) -> dict[str, int]:
+                 luck: Mapping[tuple[str, str], SkillLuck], seats: Seats, report: RenderReport) -> dict[str, int]:
     """The models' year pages whose key moved (`page_keys.model_year_key`): after one cohort changed, that
     cohort's year for each model in it."""
-    seats = model_seats(engine, standings)
     wanted: dict[tuple[str, int], str] = {}
     for name, items in seats.items():
         years = [y.year for y in year_links(name, items)]
@@ -285,9 +284,10 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     stage("index and cohort contexts")
     count(_render_pages(site, "cohort", list(cohorts.items()), cohort_key))
     stage("cohort render")
-    models = model_contexts(engine, as_of, None, standings, luck)
+    seats = model_seats(engine, standings)
+    models = model_contexts(engine, as_of, None, standings, luck, seats)
     count(_render_pages(site, "model", list(models.items())))
-    count(_model_years(engine, site, as_of, keys, standings, luck, report))
+    count(_model_years(engine, site, as_of, keys, standings, luck, seats, report))
     stage("model pages")
     doc = boards_json(standings.boards if standings.boards is not None else compute_boards(engine, as_of))
     for name, cpage in cohorts.items():
