@@ -163,7 +163,9 @@ def open_listing(n: int) -> tuple[list[dict], str]:
 
 
 class PagesClient:
-    """Gamma's listing as raw 100-market page bodies, decoded with orjson as VenueHTTP.get_json decodes them."""
+    """Gamma's listing as raw 100-market page bodies, read as `PolymarketClient` reads an offset page: decoded
+    whole with orjson (`iter_markets`, as VenueHTTP.get_json decodes it), or split into entries with their heads
+    (`iter_listed_markets`, with the client's own `venues.listing` and `fingerprint.gamma_head`)."""
 
     def __init__(self, pages: list[bytes]) -> None:
         self.pages = pages
@@ -173,6 +175,13 @@ class PagesClient:
 
         for body in self.pages:
             yield from orjson.loads(body)
+
+    def iter_listed_markets(self, **filters):  # type: ignore[no-untyped-def]
+        from arena.venues.fingerprint import gamma_head
+        from arena.venues.listing import entries, listed
+
+        for body in self.pages:
+            yield from listed(entries(body), gamma_head)
 
     def market_for_settlement(self, native_id: str):  # type: ignore[no-untyped-def]
         raise AssertionError("no market is held in the benchmark")

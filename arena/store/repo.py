@@ -132,17 +132,19 @@ class StoredPayload(NamedTuple):
     category: str
 
 
-_STORED_PAYLOADS = ("SELECT id, payload_hash, quote_hash, quote_at, question, status, close_time, category "
-                    "FROM markets WHERE id IN ({ids}) AND payload_hash != ''")
+_STORED_PAYLOADS = ("SELECT id, payload_hash, quote_hash, {quote_at}, question, status, {close_time}, category "
+                    "FROM markets WHERE {match} AND payload_hash != ''")
+_SEPARATOR = "\x1f"  # joins the ids for PostgreSQL's string_to_array (ids holding one go as an array)
 
 
 def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPayload]:
     """`StoredPayload` of the given markets that carry a payload fingerprint (market id → it), in one read with
     no descriptions. It runs on every sync for every listed market, so on SQLite and PostgreSQL it goes past
     SQLAlchemy's row and type processing to the driver's cursor, with the ids as one parameter (a JSON array
-    for SQLite's `json_each`, an array for PostgreSQL's `= ANY`: no IN list to parse and plan; at 100k ids
-    `= ANY` took 0.36 s where `json_array_elements_text` took 0.51 s). SQLite's times are read from the text
-    SQLAlchemy stores them as ("2026-11-01 09:00:00.000000", UTC)."""
+    for SQLite's `json_each`; for PostgreSQL one text split by `string_to_array` — a list adapted element by
+    element by psycopg, or a JSON array, cost more) and the times read as UTC text, which `datetime.fromisoformat`
+    reads faster than the driver makes and converts aware datetimes (PostgreSQL at 30k markets: 0.24–0.30 s
+    against 0.48–0.50 s). SQLite's times are the text SQLAlchemy stores them as ("2026-11-01 09:00:00.000000")."""
     ids = list(set(ids))
     if not ids:
         return {}
@@ -152,11 +154,16 @@ def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPay
         cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
             if dialect == "sqlite":
-                cur.execute(_STORED_PAYLOADS.format(ids="SELECT value FROM json_each(?)"), (_json_dumps(ids),))
-                when = _sqlite_time
+                sql = _STORED_PAYLOADS.format(match="id IN (SELECT value FROM json_each(?))", quote_at="quote_at",
+                                              close_time="close_time")
+                cur.execute(sql, (_json_dumps(ids),))
             else:
-                cur.execute(_STORED_PAYLOADS.replace("id IN ({ids})", "id = ANY(%s)"), (ids,))
-                when = _aware
+                joined = _SEPARATOR.join(ids)
+                match, param = ("id = ANY(string_to_array(%s, chr(31)))", joined) if (
+                    joined.count(_SEPARATOR) == len(ids) - 1) else ("id = ANY(%s)", ids)
+                cur.execute(_STORED_PAYLOADS.format(match=match, quote_at="(quote_at AT TIME ZONE 'UTC')::text",
+                                                    close_time="(close_time AT TIME ZONE 'UTC')::text"), (param,))
+            when = _utc_text
             return {mid: StoredPayload(ph, qh, when(qa), question, status, when(close), category)
                     for mid, ph, qh, qa, question, status, close, category in cur.fetchall()}
         finally:
@@ -175,9 +182,10 @@ def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
 
-def _sqlite_time(value: str | None) -> datetime | None:
-    """A time as SQLAlchemy's SQLite DateTime stores it ("2026-11-01 09:00:00.000000", UTC), aware. The offset
-    is appended to the text rather than set with `replace` afterwards (a fifth of the cost)."""
+def _utc_text(value: str | None) -> datetime | None:
+    """A UTC time as text without an offset ("2026-11-01 09:00:00.000000": as SQLAlchemy's SQLite DateTime stores
+    it, as PostgreSQL writes a timestamp), aware. The offset is appended to the text rather than set with
+    `replace` afterwards (a fifth of the cost)."""
     if value is None:
         return None
     try:

@@ -2,16 +2,23 @@
 cheap reads of the few parts left out (pure; no httpx, no clock).
 
 A sync that finds a market's fingerprint unchanged since the parse that last wrote it can skip the parse (see
-``services.sync``). The rule for a Gamma market:
+``services.sync``). It reads each listed Gamma market as its JSON bytes (``venues.listing``) and decodes only a
+head of it (``GammaHead``, a ``msgspec.Struct``: the keys the parser declares, every other key skipped at C
+speed, the fingerprinted values kept as their raw bytes). The rule for a Gamma market:
 
-- The fingerprint covers exactly the keys ``GammaMarketPayload`` declares (its aliases), absent keys told apart
-  from nulls, with ``events`` reduced to the first event's id (all the parser reads of it). Keys the parser does
-  not read (``lastTradePrice``, ``spread``, ``oneDayPriceChange``, an event's volume …) move with every trade
-  and change nothing the arena stores, so they are left out by construction.
+- The fingerprint covers exactly the keys ``GammaMarketPayload`` declares (its aliases) as the bytes the venue
+  sent, absent keys told apart from nulls, with ``events`` reduced to its events' ids (the parser reads the
+  first one's). Equal bytes decode to equal values, so an equal fingerprint means an equal parse; bytes that
+  differ but mean the same (spacing, escapes) only cost a parse. ``id`` is not hashed: the stored fingerprint
+  is looked up by the market id the native id makes. Keys the parser does not read (``lastTradePrice``,
+  ``spread``, ``oneDayPriceChange``, an event's volume …) move with every trade and change nothing the arena
+  stores, so they are left out by construction.
 - Left out too, and read cheaply on every sync instead (``gamma_volatile``): the activity figures ``volumeNum``,
   ``volume``, ``liquidityNum``, ``liquidity``, ``volume24hr`` (the universe ranks by them; stored with the price)
   and ``updatedAt`` (the quote's observed time). They are validated by the parser's own field readers, so a
   malformed one makes the cheap read fail and the payload is parsed — and rejected — as before.
+- A payload the head cannot be read from (not an object, invalid JSON, ``events`` not a list of objects) has no
+  fingerprint: it is always parsed, and the parse reports what is wrong with it.
 - Salted with the source of the modules that decide what a parse yields and how it is stored (this one, the
   parser, its payload models and field readers, money, the domain market, the store's hashes): a new version of any of
   them invalidates every fingerprint, and the next sync parses everything once.
@@ -23,9 +30,9 @@ import hashlib
 import math
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
-import orjson
+import msgspec
 
 from arena.venues.fields import _iso_timestamp, decimal_number
 from arena.venues.polymarket_payloads import GammaMarketPayload
@@ -37,8 +44,8 @@ GAMMA_KEYS = tuple(k for k in (f.alias or name for name, f in GammaMarketPayload
 
 # The modules a parse result and its stored form depend on, relative to the package (read, not imported: the
 # venues layer imports nothing of the store).
-_SALTED = ("venues/fingerprint.py", "venues/polymarket_parse.py", "venues/polymarket_payloads.py",
-           "venues/fields.py", "money.py", "domain/market.py", "store/repo.py")
+_SALTED = ("venues/fingerprint.py", "venues/listing.py", "venues/polymarket_parse.py",
+           "venues/polymarket_payloads.py", "venues/fields.py", "money.py", "domain/market.py", "store/repo.py")
 
 
 def _salt() -> bytes:
@@ -53,65 +60,50 @@ def _salt() -> bytes:
     return h.digest()
 
 
-_SALT: bytes | None = None
+_KEYED: Any = None  # a blake2b keyed with the salt, copied for each fingerprint (cheaper than keying each)
 
 
-def _finite(value: Any) -> bool:
-    """False when `value` holds a NaN or an infinity (orjson writes them as null, like None)."""
-    cls = value.__class__
-    if cls is float:
-        return math.isfinite(value)
-    if cls is dict:
-        return all(_finite(v) for v in value.values())
-    if cls is list or cls is tuple:
-        return all(_finite(v) for v in value)
-    return True
+class _Event(msgspec.Struct, gc=False):
+    """An event of a market's ``events``, reduced to its id (absent ids are left out when encoded)."""
+
+    id: msgspec.Raw = msgspec.UNSET  # type: ignore[assignment]
 
 
-_KEYSET = frozenset(GAMMA_KEYS)
-_EVENTS = GAMMA_KEYS.index("events")
-_PLAIN = frozenset((str, bool, int, type(None)))  # what needs no NaN check
+_ABSENT = msgspec.Raw(b"")  # an absent key's bytes: nothing, where null is b"null"
+_HASHED = tuple(k for k in GAMMA_KEYS if k not in ("id", "events"))
+# The fingerprinted keys first (their order is the hash's), then the events' ids, then what is read as values.
+GammaHead = msgspec.defstruct(
+    "GammaHead",
+    [(f"k{i}", msgspec.Raw, msgspec.field(default=_ABSENT, name=key)) for i, key in enumerate(_HASHED)]
+    + [("events", Union[list[_Event], None], msgspec.field(default=_ABSENT, name="events")),  # type: ignore[list-item]
+       ("id", Any, msgspec.field(default=None, name="id"))]
+    + [(key, Any, None) for key in VOLATILE],  # named as the keys: `gamma_volatile` reads them by name
+    gc=False)
+_N_HASHED = len(_HASHED) + 1  # with the events
+_HEAD = msgspec.json.Decoder(GammaHead)
+_ENCODE = msgspec.json.Encoder().encode
+_ASTUPLE = msgspec.structs.astuple
 
 
-def gamma_fingerprint(raw: object) -> str | None:
-    """32 hex characters fingerprinting what ``parse_gamma_market`` reads of `raw` besides ``VOLATILE``; None
-    when `raw` is not a JSON object or holds what the fingerprint cannot tell apart (NaN, integers past 64
-    bits) — such a payload is always parsed.
-
-    Hashed: the values of ``GAMMA_KEYS`` in their order (absent read as null), the sorted names of the absent
-    ones (so absent and null differ), and the first event's id when ``events`` is a list starting with an
-    object (its value is then hashed as null, the id apart: no raw value can stand for the reduced one). The
-    values are read with one ``map`` and the absent names with one set difference, both in C: this runs on
-    every listed market of every sync."""
-    global _SALT
-    if raw.__class__ is not dict:
-        return None
-    values = list(map(raw.get, GAMMA_KEYS))  # type: ignore[attr-defined]
-    event: object = 0
-    events = values[_EVENTS]
-    if events.__class__ is list and events and events[0].__class__ is dict:  # type: ignore[attr-defined]
-        first = events[0]  # type: ignore[index]
-        event = [first["id"]] if "id" in first else []
-        values[_EVENTS] = None
-        if not _finite(event):
-            return None
-    kinds = set(map(type, values))
-    if not kinds <= _PLAIN:  # a float or a container among the values (bestBid, bestAsk, feeSchedule …)
-        for value in values:
-            cls = value.__class__
-            if cls is float:
-                if not math.isfinite(value):  # type: ignore[arg-type]
-                    return None
-            elif cls not in _PLAIN and not _finite(value):
-                return None
-    absent = _KEYSET.difference(raw)  # type: ignore[arg-type]
+def gamma_head(span: bytes | msgspec.Raw) -> Any | None:
+    """The `GammaHead` of one Gamma market's JSON bytes; None when they are not an object of that shape (the
+    payload must then be parsed)."""
     try:
-        data = orjson.dumps([values, sorted(absent) if absent else (), event])
-    except TypeError:  # an integer past 64 bits, or a value no JSON decoder makes
+        return _HEAD.decode(span)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if _SALT is None:
-        _SALT = _salt()
-    return hashlib.blake2b(data, digest_size=16, key=_SALT).hexdigest()
+
+
+def gamma_fingerprint(head: Any) -> str:
+    """32 hex characters fingerprinting what ``parse_gamma_market`` reads of the payload `head` was read from,
+    besides ``VOLATILE`` and the id: its hashed values' bytes (an absent one as nothing, so absent and null
+    differ) and its events' ids, encoded as one JSON-like array in C and hashed with the salt as key."""
+    global _KEYED
+    if _KEYED is None:
+        _KEYED = hashlib.blake2b(digest_size=16, key=_salt())
+    h = _KEYED.copy()
+    h.update(_ENCODE(_ASTUPLE(head)[:_N_HASHED]))
+    return h.hexdigest()
 
 
 class Volatile(NamedTuple):
@@ -125,11 +117,14 @@ class Volatile(NamedTuple):
     observed_at: datetime
 
 
-def gamma_volatile(raw: dict, fetched_at: datetime) -> Volatile | None:
-    """The ``VOLATILE`` parts of `raw` read with the parser's own field readers; None when any is malformed (the
-    payload must then be parsed, so that it fails exactly as a parse fails). The usual shapes — finite floats,
-    an ISO time in UTC — are taken directly (what those readers return for them), the rest through them."""
-    get = raw.get
+def gamma_volatile(raw: Any, fetched_at: datetime) -> Volatile | None:
+    """The ``VOLATILE`` parts of `raw` — a decoded payload, or its `GammaHead` (absent read as null in both) —
+    read with the parser's own field readers; None when any is malformed (the payload must then be parsed, so
+    that it fails exactly as a parse fails). The usual shapes — finite floats, an ISO time in UTC — are taken
+    directly (what those readers return for them), the rest through them. A head holds an integer past 64 bits
+    as an int where orjson, which decodes a parsed payload, gives a float: the readers make the same float of
+    both, or refuse the int (then it is parsed)."""
+    get = raw.get if raw.__class__ is dict else raw.__getattribute__
     try:
         volume = get("volumeNum")
         if volume.__class__ is not float or not math.isfinite(volume):
@@ -164,4 +159,4 @@ def _utc_iso(text: str) -> datetime | None:
     return dt if dt.tzinfo is timezone.utc else None
 
 
-__all__ = ["GAMMA_KEYS", "VOLATILE", "Volatile", "gamma_fingerprint", "gamma_volatile"]
+__all__ = ["GAMMA_KEYS", "VOLATILE", "GammaHead", "Volatile", "gamma_fingerprint", "gamma_head", "gamma_volatile"]

@@ -328,18 +328,7 @@ class VenueHTTP:
 
     def get_json(self, url: str, params: Mapping[str, Any] | None = None) -> Any:
         """GET and decode JSON. A 2xx body that is not JSON (a proxy's HTML page) raises ``VenueHTTPError``."""
-        response = self.get(url, params)
-        try:  # orjson decodes a 10k-market sync ~3x faster; json still takes what orjson refuses (NaN)
-            return orjson.loads(response.content)
-        except ValueError:
-            pass
-        try:
-            return response.json()
-        except ValueError as exc:
-            body = _safe_text(response)
-            raise VenueHTTPError(f"GET {response.request.url} → {response.status_code} but the body is not JSON",
-                                 status=response.status_code, url=str(response.request.url), body=body,
-                                 reason="not_json") from exc
+        return decode_json(self.get(url, params))
 
     # -- internals
     def _wait_for_token(self, url: httpx.URL) -> None:
@@ -353,6 +342,21 @@ class VenueHTTP:
         self.stats.retries += 1
         self.stats.slept += seconds
         self._sleep(seconds)
+
+
+def decode_json(response: httpx.Response) -> Any:
+    """`response`'s body decoded as JSON; a body that is not JSON (a proxy's HTML page) raises ``VenueHTTPError``."""
+    try:  # orjson decodes a 10k-market sync ~3x faster; json still takes what orjson refuses (NaN)
+        return orjson.loads(response.content)
+    except ValueError:
+        pass
+    try:
+        return response.json()
+    except ValueError as exc:
+        body = _safe_text(response)
+        raise VenueHTTPError(f"GET {response.request.url} → {response.status_code} but the body is not JSON",
+                             status=response.status_code, url=str(response.request.url), body=body,
+                             reason="not_json") from exc
 
 
 def _safe_text(response: httpx.Response) -> str:
@@ -375,5 +379,6 @@ __all__ = [
     "VenueHTTP",
     "VenueHTTPError",
     "clean_params",
+    "decode_json",
     "venue_message",
 ]

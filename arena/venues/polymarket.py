@@ -19,9 +19,9 @@ combined with ``interval``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -30,7 +30,9 @@ from arena.domain.book import OrderBook
 from arena.errors import ParseError
 from arena.money import Price
 from arena.venues import PricePoint
-from arena.venues.http import InvalidRequest, VenueHTTP, VenueHTTPError
+from arena.venues.fingerprint import gamma_head
+from arena.venues.http import InvalidRequest, VenueHTTP, VenueHTTPError, decode_json
+from arena.venues.listing import Listed, decoded, entries, keyset_entries, listed
 from arena.venues.polymarket_parse import (
     ClobMarket,
     GammaEvent,
@@ -52,6 +54,7 @@ MAX_OFFSET = 2000
 MAX_HISTORY_WINDOW_S = 15 * 24 * 3600
 HISTORY_INTERVALS = frozenset({"1h", "6h", "1d", "1w", "1m", "max", "all"})
 MIN_FIDELITY = {"1m": 10, "1w": 5}
+T = TypeVar("T")
 
 _COMMON_MARKET_FILTERS = frozenset({
     "order", "ascending", "id", "slug", "clob_token_ids", "condition_ids", "question_ids",
@@ -78,6 +81,65 @@ def _check_filters(filters: Mapping[str, Any], allowed: frozenset[str], endpoint
         if any("_" in f or not f for f in fields):
             raise InvalidRequest(f"{endpoint}: order fields must be camelCase (e.g. volume24hr), got {order!r}",
                                  params=["order"])
+
+
+def _paginate(path: str, offset_page: Callable[[int], list[T]],
+              keyset_page: Callable[[str | None], tuple[list[T], str | None]],
+              row_id: Callable[[T], str | None]) -> Iterator[T]:
+    """Every row of a Gamma listing: offset pages up to ``MAX_OFFSET``, then keyset pages from the start, rows
+    already yielded skipped by `row_id` (see the module's paging notes)."""
+    seen: set[str] = set()
+
+    def fresh(rows: list[T]) -> Iterator[T]:
+        for row in rows:
+            rid = row_id(row)
+            if rid is not None:
+                if rid in seen:
+                    continue
+                seen.add(rid)
+            yield row
+
+    offset = 0
+    while True:
+        rows = offset_page(offset)
+        if not rows:
+            return  # an empty page is the end; a short page is not
+        yield from fresh(rows)
+        offset += len(rows)
+        if offset > MAX_OFFSET:
+            break
+    cursor: str | None = None
+    cursors: set[str] = set()
+    while True:
+        rows, cursor = keyset_page(cursor)
+        yield from fresh(rows)
+        if cursor is None:
+            return
+        if cursor in cursors:
+            raise ParseError(f"{path}/keyset repeated cursor {cursor!r}", field="next_cursor")
+        cursors.add(cursor)
+
+
+def _array(body: Any, what: str) -> list[Any]:
+    """An offset page's rows: `body` must be a JSON array."""
+    if not isinstance(body, list):
+        raise ParseError(f"expected an array, got {type(body).__name__}", field=what)
+    return body
+
+
+def _keyset_body(body: Any, what: str) -> tuple[list[Any], str | None]:
+    """A keyset page's rows and next cursor: `body` must be ``{what: [...], next_cursor}``."""
+    if not isinstance(body, Mapping) or not isinstance(body.get(what), list):
+        raise ParseError(f"expected {{{what}: [...], next_cursor}}", field=what)
+    return list(body[what]), parse_keyset_cursor(body)
+
+
+def _listed_id(entry: Listed) -> str | None:
+    """The id `_row_id` reads, of a listed entry (from its head, or its decoded row)."""
+    if entry.head is not None:
+        value = entry.head.id
+        return None if value is None else str(value)
+    return _row_id(entry.row())
 
 
 def _check_page(limit: int, offset: int | None = None) -> None:
@@ -146,21 +208,16 @@ class PolymarketClient:
         """One offset page of a Gamma listing (a JSON array)."""
         _check_page(limit, offset)
         _check_filters(filters, allowed, path)
-        body = self.http.get_json(f"{self.gamma_url}{path}", {"limit": limit, "offset": offset, **filters})
-        if not isinstance(body, list):
-            raise ParseError(f"expected an array, got {type(body).__name__}", field=what)
-        return body
+        return _array(self.http.get_json(f"{self.gamma_url}{path}", {"limit": limit, "offset": offset, **filters}),
+                      what)
 
     def _keyset_page(self, path: str, what: str, allowed: Any, limit: int, after_cursor: str | None,
                      filters: dict[str, Any]) -> tuple[list[Any], str | None]:
         """One keyset page of a Gamma listing → (rows, next_cursor or None)."""
         _check_page(limit)
         _check_filters(filters, allowed, f"{path}/keyset")
-        body = self.http.get_json(f"{self.gamma_url}{path}/keyset",
-                                  {"limit": limit, "after_cursor": after_cursor, **filters})
-        if not isinstance(body, Mapping) or not isinstance(body.get(what), list):
-            raise ParseError(f"expected {{{what}: [...], next_cursor}}", field=what)
-        return list(body[what]), parse_keyset_cursor(body)
+        return _keyset_body(self.http.get_json(f"{self.gamma_url}{path}/keyset",
+                                               {"limit": limit, "after_cursor": after_cursor, **filters}), what)
 
     def get_markets_page(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Any]:
         """One ``GET /markets`` page (a JSON array). ``filters`` use Gamma's names (``closed=True``, ``order=…``)."""
@@ -192,43 +249,40 @@ class PolymarketClient:
     def get_event(self, event_id: str) -> Any:
         return self.http.get_json(f"{self.gamma_url}/events/{event_id}")
 
+    def iter_listed_markets(self, *, page_size: int = 100, **filters: Any) -> Iterator[Listed]:
+        """``iter_markets``'s markets as ``listing.Listed`` entries — each one's JSON bytes with its
+        ``fingerprint.GammaHead`` read, decoded whole only when asked — for a sync that parses only the changed
+        ones. A page that cannot be split is decoded as ``iter_markets`` decodes it (its entries have no head)."""
+        _check_filters(filters, _COMMON_MARKET_FILTERS, "/markets")
+        url = f"{self.gamma_url}/markets"
+
+        def offset_page(offset: int) -> list[Listed]:
+            _check_page(page_size, offset)
+            response = self.http.get(url, {"limit": page_size, "offset": offset, **filters})
+            spans = entries(response.content)
+            if spans is None:
+                return decoded(_array(decode_json(response), "markets"))
+            return listed(spans, gamma_head)
+
+        def keyset_page(cursor: str | None) -> tuple[list[Listed], str | None]:
+            _check_page(page_size)
+            response = self.http.get(f"{url}/keyset", {"limit": page_size, "after_cursor": cursor, **filters})
+            page = keyset_entries(response.content, "markets")
+            if page is None:
+                rows, cursor = _keyset_body(decode_json(response), "markets")
+                return decoded(rows), cursor
+            spans, cursor = page
+            return listed(spans, gamma_head), parse_keyset_cursor({"next_cursor": cursor})
+
+        yield from _paginate("/markets", offset_page, keyset_page, _listed_id)
+
     def _iter_listing(self, path: str, key: str, allowed: frozenset[str], page_size: int,
                       filters: Mapping[str, Any]) -> Iterator[Any]:
         _check_filters(filters, allowed, path)
         offset_page = self.get_markets_page if key == "markets" else self.get_events_page
         keyset_page = self.get_markets_keyset_page if key == "markets" else self.get_events_keyset_page
-        seen: set[str] = set()
-        offset = 0
-        while True:
-            rows = offset_page(limit=page_size, offset=offset, **filters)
-            if not rows:
-                return  # an empty page is the end; a short page is not
-            for row in rows:
-                rid = _row_id(row)
-                if rid is not None:
-                    if rid in seen:
-                        continue
-                    seen.add(rid)
-                yield row
-            offset += len(rows)
-            if offset > MAX_OFFSET:
-                break
-        cursor: str | None = None
-        cursors: set[str] = set()
-        while True:
-            rows, cursor = keyset_page(limit=page_size, after_cursor=cursor, **filters)
-            for row in rows:
-                rid = _row_id(row)
-                if rid is not None:
-                    if rid in seen:
-                        continue
-                    seen.add(rid)
-                yield row
-            if cursor is None:
-                return
-            if cursor in cursors:
-                raise ParseError(f"{path}/keyset repeated cursor {cursor!r}", field="next_cursor")
-            cursors.add(cursor)
+        yield from _paginate(path, lambda offset: offset_page(limit=page_size, offset=offset, **filters),
+                             lambda cursor: keyset_page(limit=page_size, after_cursor=cursor, **filters), _row_id)
 
     # ------------------------------------------------------------------------------------------- CLOB, raw
     def get_book(self, token_id: str) -> Any | None:

@@ -271,8 +271,9 @@ def test_the_payload_fingerprint_migration_upgrades_and_downgrades(engine):
 
 
 def test_stored_payloads_are_read_past_sqlalchemy_as_sqlalchemy_wrote_them(engine):
-    # `repo.stored_payloads` reads the driver's cursor (times as SQLite's text, or PostgreSQL's timestamptz):
-    # what it returns is what was written, times aware UTC; markets without a fingerprint are left out
+    # `repo.stored_payloads` reads the driver's cursor (times as SQLite's text, or PostgreSQL's timestamptz as
+    # UTC text): what it returns is what was written, times aware UTC whatever the session's time zone; markets
+    # without a fingerprint are left out; an id holding the separator PostgreSQL's ids are joined with is found
     from arena.domain.market import Market
     from arena.store import repo
 
@@ -281,15 +282,22 @@ def test_stored_payloads_are_read_past_sqlalchemy_as_sqlalchemy_wrote_them(engin
     markets = [Market(id="polymarket:1", venue="polymarket", question="Rain? «50 mm»", close_time=close,
                       category="Weather"),
                Market(id="polymarket:2", venue="polymarket", question="Snow?", close_time=None),
-               Market(id="polymarket:3", venue="polymarket", question="Hail?", close_time=close)]
+               Market(id="polymarket:3", venue="polymarket", question="Hail?", close_time=close),
+               Market(id="polymarket:4\x1f5", venue="polymarket", question="Sleet?", close_time=close)]
     with session_scope(engine) as s:
         repo.upsert_markets(s, markets, NOW, refresh={m.id: ("qh" + m.id[-1], quoted) for m in markets[:2]},
-                            payload_hashes={"polymarket:1": "a" * 32, "polymarket:2": "b" * 32})
+                            payload_hashes={"polymarket:1": "a" * 32, "polymarket:2": "b" * 32,
+                                            "polymarket:4\x1f5": "c" * 32})
+    wanted = ["polymarket:1", "polymarket:2", "polymarket:3", "polymarket:404"]
     with session_scope(engine) as s:
-        got = repo.stored_payloads(s, ["polymarket:1", "polymarket:2", "polymarket:3", "polymarket:404"])
+        if engine.dialect.name == "postgresql":
+            s.execute(text("SET TIME ZONE 'Asia/Kolkata'"))
+        got = repo.stored_payloads(s, wanted)
+        odd = repo.stored_payloads(s, wanted + ["polymarket:4\x1f5"])
     assert got == {
         "polymarket:1": repo.StoredPayload("a" * 32, "qh1", quoted, "Rain? «50 mm»", "open", close, "Weather"),
         "polymarket:2": repo.StoredPayload("b" * 32, "qh2", quoted, "Snow?", "open", None, ""),
     }
+    assert odd == {**got, "polymarket:4\x1f5": repo.StoredPayload("c" * 32, "", None, "Sleet?", "open", close, "")}
     assert all(t.tzinfo is not None and t.utcoffset() == timedelta(0)
                for p in got.values() for t in (p.quote_at, p.close_time) if t is not None)

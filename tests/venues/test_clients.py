@@ -111,6 +111,45 @@ def test_gamma_pages_by_offset_then_keyset(many_markets, sample_text):
     assert all(r.url.params["closed"] == "false" and r.url.params["order"] == "volume24hr" for r in log)
 
 
+def test_listed_markets_are_the_listing_as_bytes_with_heads(many_markets, sample_text):
+    # what a sync reads: the same entries, pages and requests as iter_markets, each entry its JSON bytes with
+    # its head read and decoded whole only on request
+    log, listed_log = [], []
+    rows = list(polymarket(gamma_handler(many_markets, sample_text), log).iter_markets(page_size=500, closed=False))
+    client = polymarket(gamma_handler(many_markets, sample_text), listed_log)
+    entries = list(client.iter_listed_markets(page_size=500, closed=False))
+    assert [e.row() for e in entries] == rows == many_markets
+    assert all(e.head is not None and e.head.id == row["id"] and e.span is not None for e, row in zip(entries, rows))
+    assert [str(r.url) for r in listed_log] == [str(r.url) for r in log]
+
+
+def test_a_page_msgspec_refuses_is_decoded_as_before(sample, sample_text):
+    # NaN is not JSON: msgspec and orjson refuse it, the stdlib's json (VenueHTTP's fallback) takes it
+    rows = sample("polymarket/gamma_markets_list_active.json")[:3]
+    body = json.dumps([dict(rows[0], bestBid=float("nan"))] + rows[1:])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params["offset"])
+        return httpx.Response(200, text=body if offset == 0 else "[]")
+
+    entries = list(polymarket(handler, []).iter_listed_markets(page_size=100))
+    assert [e.row()["id"] for e in entries] == [r["id"] for r in rows]
+    assert all(e.head is None and e.span is None for e in entries)
+    assert entries[0].row()["bestBid"] != entries[0].row()["bestBid"]  # NaN, as the stdlib decoded it
+
+
+@pytest.mark.parametrize("body", ['{"markets": []}', "<html>busy</html>"])
+def test_a_malformed_listing_page_fails_alike_listed_or_not(body):
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=body)
+
+    with pytest.raises(Exception) as whole:
+        list(polymarket(handler, []).iter_markets())
+    with pytest.raises(Exception) as listed:
+        list(polymarket(handler, []).iter_listed_markets())
+    assert type(listed.value) is type(whole.value) and str(listed.value) == str(whole.value)
+
+
 def test_short_listing_ends_on_an_empty_page_not_a_short_one(sample, sample_text):
     rows = sample("polymarket/gamma_markets_list_active.json")
     log = []

@@ -1,14 +1,16 @@
-"""The Gamma payload fingerprint covers what the parser reads and nothing else; the volatile keys left out are read
-by the parser's own field readers (venues.fingerprint)."""
+"""The Gamma payload fingerprint covers what the parser reads and nothing else, read from a payload's bytes through
+its head; the volatile keys left out are read by the parser's own field readers (venues.fingerprint)."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
 
+import orjson
 import pytest
 
-from arena.venues.fingerprint import GAMMA_KEYS, VOLATILE, gamma_fingerprint, gamma_volatile
+from arena.venues.fingerprint import GAMMA_KEYS, VOLATILE, gamma_head, gamma_volatile
+from arena.venues.fingerprint import gamma_fingerprint as fingerprint_of_head
 from arena.venues.polymarket_payloads import GammaMarketPayload
 
 FETCHED = datetime(2025, 11, 16, tzinfo=timezone.utc)
@@ -19,6 +21,12 @@ BASE = {
     "volume24hr": 12.0, "liquidityNum": 50.0, "bestBid": 0.19, "bestAsk": 0.21, "description": "Rain.",
     "events": [{"id": "77", "volume": 5000.0, "title": "Weather"}], "lastTradePrice": 0.2,
 }
+
+
+def gamma_fingerprint(payload: object) -> str | None:
+    """The fingerprint of `payload` as the venue would send it (its JSON bytes); None when it has no head."""
+    head = gamma_head(payload if isinstance(payload, bytes) else orjson.dumps(payload))
+    return None if head is None else fingerprint_of_head(head)
 
 
 def test_every_key_the_parser_reads_is_fingerprinted_or_read_as_volatile():
@@ -59,10 +67,36 @@ def test_what_the_parser_ignores_or_reads_as_volatile_leaves_it_alone(key, value
     assert gamma_fingerprint({**BASE, key: value}) == gamma_fingerprint(BASE)
 
 
-def test_what_json_cannot_tell_apart_is_never_fingerprinted():
-    assert gamma_fingerprint({**BASE, "bestBid": float("nan")}) is None  # orjson would write null
-    assert gamma_fingerprint({**BASE, "id": 10**30}) is None
-    assert gamma_fingerprint([BASE]) is None
+def test_what_has_no_head_is_never_fingerprinted():
+    text = orjson.dumps(BASE)
+    assert gamma_fingerprint(text.replace(b'"bestBid":0.19', b'"bestBid":NaN')) is None  # not JSON: parsed
+    assert gamma_fingerprint(orjson.dumps([BASE])) is None  # not an object
+    assert gamma_fingerprint(b'{"id": "1", "question": "Q?"') is None  # truncated
+
+
+def test_the_bytes_are_hashed_not_the_key_order_or_an_id_past_64_bits():
+    text = orjson.dumps(BASE)
+    reordered = orjson.dumps(dict(reversed(list(BASE.items()))))
+    assert gamma_fingerprint(reordered) == gamma_fingerprint(text)  # each key's bytes, in the declared order
+    assert gamma_fingerprint(text.replace(b'"517310"', b"1" + b"0" * 30)) == gamma_fingerprint(text)  # id: the key
+    # the same value written otherwise is another fingerprint: it costs a parse, never a skipped one
+    assert gamma_fingerprint(text.replace(b'"Rain."', b'"Ra\\u0069n."')) != gamma_fingerprint(text)
+    assert gamma_fingerprint(text.replace(b'"bestBid":0.19', b'"bestBid":0.190')) != gamma_fingerprint(text)
+
+
+@pytest.mark.parametrize("figures", [
+    b"", b',"volumeNum":1000000000000000000000000000000', b',"volume24hr":18446744073709551616',
+    b',"liquidityNum":-100000000000000000000', b',"volumeNum":null,"volume":"12.5","updatedAt":"2025-11-15"',
+    b',"volumeNum":"lots"', b',"updatedAt":5'])
+def test_a_head_reads_the_volatile_values_as_the_whole_decode_does(figures):
+    # a parsed entry is decoded by orjson, which gives an integer past 64 bits as a float where the head holds
+    # an int: the cheap read must agree with the whole decode's, or refuse (then the entry is parsed)
+    text = orjson.dumps({k: v for k, v in BASE.items() if k not in VOLATILE})[:-1] + figures + b"}"
+    head, whole = gamma_head(text), orjson.loads(text)
+    assert head is not None
+    read = gamma_volatile(head, FETCHED)
+    assert read == gamma_volatile(whole, FETCHED) or read is None
+    assert (read is None) == (figures in (b',"volumeNum":"lots"', b',"updatedAt":5'))
 
 
 def test_volatile_reads_follow_the_parser():
