@@ -251,6 +251,30 @@ def print_series(reuse: dict[str, dict], full: dict[str, dict], goal_first: floa
           f"second sync {full['second']['total'] / second:.1f}x faster than the previous path")
 
 
+def bench_naive(vms: list) -> float:
+    """A naive per-market ORM path on a fresh SQLite file: a transaction per market (the `--naive` baseline)."""
+    import tempfile
+
+    from arena.store import repo
+    from arena.store.engine import make_engine, migrate, session_scope
+
+    quotes = {vm.quote.market_id: vm.quote for vm in vms if vm.quote is not None}
+    with tempfile.TemporaryDirectory() as d:
+        slow = make_engine(f"sqlite:///{d}/naive.sqlite")
+        migrate(slow)
+        t = time.perf_counter()
+        for vm in vms:
+            with session_scope(slow) as s:
+                repo.upsert_market(s, vm.market, FETCHED_AT)
+                s.flush()
+                if vm.market.id in quotes:
+                    repo.add_quote(s, quotes[vm.market.id], FETCHED_AT)
+                repo.record_resolution(s, vm.market.id, vm.resolution, FETCHED_AT)
+        naive = time.perf_counter() - t
+        slow.dispose()
+    return naive
+
+
 def bench_gamma(n: int, naive: bool = False, repeat: int = 3) -> None:
     import os
     import tempfile
