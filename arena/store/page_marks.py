@@ -132,10 +132,4 @@ def market_marks(session: Session, market_ids: Iterable[str], as_of: datetime, *
     return {m: tuple(v) for m, v in out.items()}
 
 
-def site_markets(session: Session) -> list[str]:
-    """The markets that get a page (`web.refs.site_market_ids`), sorted."""
-    fq, oq = select(FillRow.market_id), select(ForecastRow.market_id)
-    return sorted(r[0] for r in session.connection().execute(union(fq, oq)))
-
-
-__all__ = ["cohort_markets", "cohort_page_marks", "digest", "market_marks", "site_markets"]
+__all__ = ["cohort_markets", "cohort_page_marks", "digest", "market_marks"]

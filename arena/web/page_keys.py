@@ -32,8 +32,9 @@ from sqlmodel import Session
 
 from arena.store.fingerprints import cohort_marks
 from arena.store.memo import Recent
-from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks, site_markets
+from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks
 from arena.store.tables import AgentRow, CohortRow
+from arena.web.refs import site_market_ids
 
 PACKAGE = Path(__file__).resolve().parents[1]
 TEMPLATES = PACKAGE.parent / "templates"
@@ -91,7 +92,7 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
             found = cohort_markets(s, missing)
             _MARKET_SETS.put_many({tags[cid]: found[cid] for cid in missing})
             sets.update({tags[cid]: found[cid] for cid in missing})
-        markets = market_marks(s, site_markets(s), as_of)
+        markets = market_marks(s, sorted(site_market_ids(s.connection())), as_of)
     cohorts = {}
     for cid in ids:
         touched = sets[tags[cid]]

@@ -157,10 +157,11 @@ def test_market_marks_read_whole_or_by_ids_agree(sim_arena, monkeypatch):
     from sqlmodel import Session
 
     from arena.store import page_marks
+    from arena.web.refs import site_market_ids
 
     engine, as_of = sim_arena.engine, sim_arena.as_of
     with Session(engine) as s:
-        every = page_marks.site_markets(s)
+        every = sorted(site_market_ids(s.connection()))
         few = every[::3]
         monkeypatch.setattr(page_marks, "SCAN_AT", 10**9)
         by_id = page_marks.market_marks(s, every, as_of), page_marks.market_marks(s, few, as_of)
