@@ -12,6 +12,9 @@ Layout (fetch and parse are separate):
 - ``polymarket_payloads.py`` / ``manifold_payloads.py``: the venues' JSON shapes as pydantic models (the
   parsers validate with them first); ``fields.py``: the field types they share and ``ValidationError`` →
   ``ParseError``.
+- ``listing.py``: listing pages read as their entries' JSON bytes, a head decoded first and the whole entry only
+  when parsed, and the JSON decoding rule every body follows (``loads``); ``fingerprint.py``: what a sync
+  hashes of a Gamma payload to skip the parse of an unchanged one.
 - ``replay.py``: a venue serving a JSON-lines snapshot on a simulated clock without look-ahead.
 
 This package file holds only what both parsers share: the ``UnsupportedMarket`` error, the ``PricePoint``

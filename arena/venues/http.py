@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import orjson
 
 from arena.errors import ArenaError
+from arena.venues.listing import loads
 
 DEFAULT_USER_AGENT = "arena/0.1 (paper-trading research; read-only market data)"
 DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=10.0)
@@ -345,13 +345,11 @@ class VenueHTTP:
 
 
 def decode_json(response: httpx.Response) -> Any:
-    """`response`'s body decoded as JSON; a body that is not JSON (a proxy's HTML page) raises ``VenueHTTPError``."""
-    try:  # orjson decodes a 10k-market sync ~3x faster; json still takes what orjson refuses (NaN)
-        return orjson.loads(response.content)
-    except ValueError:
-        pass
+    """`response`'s body decoded as JSON (`listing.loads`: orjson, ~3x faster on a 10k-market sync, then the
+    stdlib's json for what orjson refuses); a body that is not JSON (a proxy's HTML page) raises
+    ``VenueHTTPError``."""
     try:
-        return response.json()
+        return loads(response.content)
     except ValueError as exc:
         body = _safe_text(response)
         raise VenueHTTPError(f"GET {response.request.url} → {response.status_code} but the body is not JSON",

@@ -25,6 +25,15 @@ import orjson
 _UNDECODED = object()
 
 
+def loads(data: bytes | memoryview) -> Any:
+    """JSON as the venues' bodies are decoded: orjson, then the stdlib's json for what orjson refuses (NaN, a
+    number past a double's range); ValueError when neither takes it."""
+    try:
+        return orjson.loads(data)
+    except ValueError:
+        return json.loads(bytes(data))
+
+
 class Listed:
     """One entry of a listing page: its JSON bytes (`span`) and the `head` read from them (None when the entry
     has not the head's shape), or — from a page that could not be split — the decoded entry alone."""
@@ -35,14 +44,9 @@ class Listed:
         self.span, self.head, self._row = span, head, row
 
     def row(self) -> Any:
-        """The entry decoded whole, as a page decoded at once would hold it (orjson, or the stdlib's json for
-        what orjson refuses). Decoded on each call and not kept: a sync asks once, for the entries it parses."""
-        if self._row is not _UNDECODED:
-            return self._row
-        try:
-            return orjson.loads(memoryview(self.span))  # type: ignore[arg-type]
-        except ValueError:  # what msgspec passes and orjson refuses (a number past a double's range)
-            return json.loads(bytes(self.span))  # type: ignore[arg-type]
+        """The entry decoded whole (`loads`), as a page decoded at once would hold it. Decoded on each call and
+        not kept: a sync asks once, for the entries it parses."""
+        return self._row if self._row is not _UNDECODED else loads(memoryview(self.span))  # type: ignore[arg-type]
 
 
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -83,4 +87,4 @@ def decoded(rows: list[Any]) -> list[Listed]:
     return [Listed(None, None, row) for row in rows]
 
 
-__all__ = ["Listed", "decoded", "entries", "keyset_entries", "listed"]
+__all__ = ["Listed", "decoded", "entries", "keyset_entries", "listed", "loads"]
