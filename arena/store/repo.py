@@ -163,8 +163,7 @@ def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPay
                     joined.count(_SEPARATOR) == len(ids) - 1) else ("id = ANY(%s)", ids)
                 cur.execute(_STORED_PAYLOADS.format(match=match, quote_at="(quote_at AT TIME ZONE 'UTC')::text",
                                                     close_time="(close_time AT TIME ZONE 'UTC')::text"), (param,))
-            when = _utc_text
-            return {mid: StoredPayload(ph, qh, when(qa), question, status, when(close), category)
+            return {mid: StoredPayload(ph, qh, _utc_text(qa), question, status, _utc_text(close), category)
                     for mid, ph, qh, qa, question, status, close, category in cur.fetchall()}
         finally:
             cur.close()
