@@ -82,10 +82,11 @@ def forget_slices() -> None:
     """Forget what the incremental render keeps per cohort in the process (agent standings, skill vs luck, market
     sets, the model comparisons' pair rows), so a render computes them again as every render did before; the frame
     and board caches stay warm, as they were."""
-    from arena.services import agent_standings, models
-    from arena.web import page_keys, skill_luck
+    from arena.services import agent_standings, models, standings
+    from arena.web import boards, page_keys, skill_luck
 
-    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS, models._PAIRS):
+    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS, models._PAIRS,
+                 boards._RANKED, boards._DERIVED, standings._TRACKED, standings._JSON_ROWS):
         memo.clear()
 
 

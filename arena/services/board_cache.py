@@ -150,11 +150,12 @@ def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *
 def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.DataFrame,
                          *, now: datetime, kinds: Mapping[str, str], rank_by: str, n_boot: int,
                          seed: int, inputs: Mapping[Any, str] | None = None,
-                         agents: Mapping[Any, Iterable[str]] | None = None, scope: str = "") -> dict[Any, pd.DataFrame]:
-    """`scoring.board.cohort_boards(forecasts, bets, portfolios, ...)`, equal frame for frame, computing only the
-    cohorts whose inputs have no stored board yet and storing those (`now` stamps the entries' use). With
-    `inputs` (and `agents`, see `input_keys`), the cohorts are keyed by those instead of by hashing their rows;
-    `scope` names any filter applied to the frames after they were read (a track)."""
+                         agents: Mapping[Any, Iterable[str]] | None = None, scope: str = ""
+                         ) -> dict[Any, tuple[str, pd.DataFrame]]:
+    """`scoring.board.cohort_boards(forecasts, bets, portfolios, ...)`, equal frame for frame, each with its key,
+    computing only the cohorts whose inputs have no stored board yet and storing those (`now` stamps the entries'
+    use). With `inputs` (and `agents`, see `input_keys`), the cohorts are keyed by those instead of by hashing
+    their rows; `scope` names any filter applied to the frames after they were read (a track)."""
     options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed)
     if inputs is not None:
         present = {c for f in (forecasts, bets, portfolios) if len(f) for c in pd.unique(f["cohort"])}
@@ -173,7 +174,7 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
     store.save({keys[c]: (c, computed[c]) for c in missing if c in computed},
                [k for k in keys.values() if k in hits], now)
     _RECENT.put_many({keys[c]: computed[c] for c in missing if c in computed})
-    return {c: (hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
+    return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
 __all__ = ["FORMAT", "KEEP_PER_COHORT", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode",

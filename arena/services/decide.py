@@ -24,7 +24,7 @@ yet recorded (and the failed ones again), then replicate 1.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 import dataclasses
 import itertools
 import threading
@@ -161,6 +161,15 @@ def tradable_markets(session: Session, as_of: datetime, max_age: timedelta = MAX
     markets = repo.markets_by_id(session, quotes.keys())
     open_markets = {mid: m for mid, m in markets.items() if m.is_open_at(as_of)}
     return open_markets, {mid: quotes[mid] for mid in open_markets}
+
+
+def tradable_counts(session: Session, times: Iterable[datetime], max_age: timedelta = MAX_QUOTE_AGE
+                    ) -> dict[datetime, int]:
+    """time → how many markets `tradable_markets` finds then (the same rule), with the quotes counted in the
+    database and the market rows read once for all the times."""
+    fresh = {t: repo.fresh_quote_ids(session, t, max_age) for t in set(times)}
+    markets = repo.markets_by_id(session, set().union(*fresh.values())) if fresh else {}
+    return {t: sum(1 for mid in ids if mid in markets and markets[mid].is_open_at(t)) for t, ids in fresh.items()}
 
 
 FORECAST_GROUPS = 2  # at most this many complete exclusive groups in a forecast set

@@ -64,11 +64,19 @@ def _fills(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
     return df
 
 
+BELIEFS_BY_ID = 5_000  # decisions up to which `_beliefs` asks for their forecasts by id (more: reads every bet's)
+
+
 def _beliefs(session: Session, fills: pd.DataFrame) -> pd.Series:
     """The stated probability of each BUY's side in ppm (None where the bet stated none)."""
-    stated = rows_frame(session.connection().execute(
-        select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability)
-        .where(ForecastRow.source == "bet")).all(), ["decision_id", "market_id", "p_yes"])
+    q = select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability).where(ForecastRow.source == "bet")
+    decisions = sorted({int(d) for d in fills["decision_id"].dropna()})
+    conn = session.connection()
+    if len(decisions) <= BELIEFS_BY_ID:  # a few cohorts' decisions: only theirs, by the decision index
+        found = conn.execute(q.where(ForecastRow.decision_id.in_(decisions))).all() if decisions else []  # type: ignore[attr-defined]
+    else:
+        found = conn.execute(q).all()
+    stated = rows_frame(found, ["decision_id", "market_id", "p_yes"])
     merged = fills[["decision_id", "market_id", "outcome", "kind"]].merge(
         stated, on=["decision_id", "market_id"], how="left")
     p = pd.to_numeric(merged["p_yes"], errors="coerce").to_numpy(dtype=float)

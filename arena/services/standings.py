@@ -31,6 +31,7 @@ from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, c
 from arena.scoring.stats import DEFAULT_N_BOOT
 from arena.services.board_cache import cached_cohort_boards, overall_board_cached
 from arena.services.frame_cache import cohort_frames
+from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
@@ -51,6 +52,13 @@ class CohortBoard:
     name: str
     status: str  # "open" or "completed" (as of the boards' as_of)
     rows: pd.DataFrame  # scoring.board.BOARD_COLUMNS, best first
+    # names the rows' content — the board cache's key of their inputs, the status and the seats' tracks — so a
+    # reader may keep what it derives from them in memory under it ("": computed without the cache, not named)
+    key: str = ""
+
+
+_TRACKED: Recent[pd.DataFrame] = Recent(20_000)  # CohortBoard.key → its rows with their track column
+_JSON_ROWS: Recent[list[dict[str, Any]]] = Recent(20_000)  # CohortBoard.key → its JSON rows (`boards_json`)
 
 
 @dataclass(frozen=True)
@@ -114,15 +122,21 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                                           inputs=frames.keys if whole else None, agents=agents_of,
                                           scope=f"track={track}")
     else:
-        per_cohort = cohort_boards(forecasts, bets, ports, **opts)
+        per_cohort = {c: ("", rows) for c, rows in cohort_boards(forecasts, bets, ports, **opts).items()}
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
-        rows = per_cohort.get(name)
+        inputs_key, rows = per_cohort.get(name, ("", None))
         if rows is None:  # a cohort without agents
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
-        rows = rows.assign(track=[seat_track.get((name, a)) for a in rows["agent"]])
-        boards.append(CohortBoard(name, status, rows))
+        tracks = [seat_track.get((name, a)) for a in rows["agent"]]
+        key = f"{inputs_key} {status} {json.dumps(tracks)}" if inputs_key else ""
+        tracked = _TRACKED.get_many([key]).get(key) if key else None
+        if tracked is None:
+            tracked = rows.assign(track=tracks)
+            if key:
+                _TRACKED.put_many({key: tracked})
+        boards.append(CohortBoard(name, status, tracked, key))
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         overall = overall_board_cached(frames.keys, lambda: overall_board(forecasts, bets, ports, **opts),
                                        kinds=kinds, options={**opts, "track": track, "kinds": None})
@@ -176,6 +190,17 @@ def _rows(frame: pd.DataFrame, first: str) -> list[dict[str, Any]]:
     return out
 
 
+def _cohort_rows(board: CohortBoard) -> list[dict[str, Any]]:
+    """`_rows` of a cohort board, kept in memory under its key (shared: never changed by a reader)."""
+    if not board.key:
+        return _rows(board.rows, "agent")
+    rows = _JSON_ROWS.get_many([board.key]).get(board.key)
+    if rows is None:
+        rows = _rows(board.rows, "agent")
+        _JSON_ROWS.put_many({board.key: rows})
+    return rows
+
+
 def boards_json(boards: Boards) -> dict[str, Any]:
     """The boards as plain JSON: {"as_of", "rank_by", "cohorts": [{"name", "status", "rows": [...]}],
     "overall": [...]}. Each row has the JSON_FIELDS (overall rows: "model" for "agent", plus n_cohorts); a
@@ -184,7 +209,7 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     return {
         "as_of": boards.as_of.isoformat(),
         "rank_by": boards.rank_by,
-        "cohorts": [{"name": c.name, "status": c.status, "rows": _rows(c.rows, "agent")} for c in boards.cohorts],
+        "cohorts": [{"name": c.name, "status": c.status, "rows": _cohort_rows(c)} for c in boards.cohorts],
         "overall": _rows(boards.overall, "model") if len(boards.overall) else [],
     }
 

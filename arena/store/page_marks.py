@@ -10,7 +10,9 @@ A cohort's pages (its page, its agents' pages, its statistics page and its JSON)
   their prices by T.
 
 A market's row is summarised by the fields the pages show (not the sync's bookkeeping: `updated_at` and the
-hashes move when a quote is stored, which the prices already tell). A market's page shows its row, prices and resolutions and every agent's fills and forecasts on it.
+hashes move when a quote is stored, which the prices already tell). A market's page shows its row, prices and
+resolutions (`market_marks`) and every agent's fills and forecasts on it (named by the marks of the cohorts that
+touched it, `web.page_keys`).
 
 As in `store.fingerprints`, each set of rows is summarised by (count, max id, sum of ids) plus sums of the values
 shown, and a row's text by a digest of its columns. Not seen: an edit that leaves every such sum unchanged, and
@@ -32,9 +34,6 @@ from sqlmodel import Session
 from arena.store.fingerprints import Marks, chunks, in_markets, summary
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, ModelCallRow,
                                 PortfolioSnapshotRow, PriceSnapshotRow, RejectionRow, ResolutionRow)
-
-
-SCAN_AT = 2_000  # market ids beyond which `market_marks` reads the fills and forecasts whole (`in_markets(scan=)`)
 
 
 def digest(values: Any) -> int:
@@ -100,34 +99,26 @@ def cohort_markets(session: Session, cohort_ids: Sequence[int]) -> dict[int, lis
     return {cid: sorted(out.get(cid, ())) for cid in cohort_ids}
 
 
-def market_marks(session: Session, market_ids: Iterable[str], as_of: datetime, *,
-                 activity: bool = True) -> dict[str, Marks]:
-    """market id → integers summarising its row, its resolutions and its prices recorded by `as_of`, and (with
-    `activity`) every agent's fills and forecasts on it — what its page shows. Markets without a row get zeros."""
+def market_marks(session: Session, market_ids: Iterable[str], as_of: datetime) -> dict[str, Marks]:
+    """market id → integers summarising its row, its resolutions and its prices recorded by `as_of` (what its page
+    and the pages of the cohorts that touched it show of it; the agents' fills and forecasts on it are named by
+    those cohorts' marks). Markets without a row get zeros."""
     ids = sorted(set(market_ids))
     conn = session.connection()
-    width = 1 + 4 + 3 + (3 + 3 if activity else 0)
-    out: dict[str, list[int]] = {m: [0] * width for m in ids}
+    out: dict[str, list[int]] = {m: [0] * 8 for m in ids}
     row_q = select(MarketRow.id, MarketRow.venue, MarketRow.question, func.length(MarketRow.description),
                    MarketRow.description_hash, MarketRow.kind, MarketRow.status, MarketRow.outcomes,
                    MarketRow.outcome_labels, MarketRow.close_time, MarketRow.url, MarketRow.category)
-    many = len(ids) > SCAN_AT  # (most markets with a fill or forecast: the fills and forecasts are read whole)
-    parts: list[tuple[Any, Any, int, bool]] = [
+    parts = [
         (select(ResolutionRow.market_id, *summary(ResolutionRow.id, values=(ResolutionRow.version,)))
-         .where(ResolutionRow.recorded_at <= as_of).group_by(ResolutionRow.market_id), ResolutionRow.market_id, 1,
-         False),
+         .where(ResolutionRow.recorded_at <= as_of).group_by(ResolutionRow.market_id), ResolutionRow.market_id, 1),
         (select(PriceSnapshotRow.market_id, *summary(PriceSnapshotRow.id))
          .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of)
-         .group_by(PriceSnapshotRow.market_id), PriceSnapshotRow.market_id, 5, False)]
-    if activity:
-        parts += [(select(FillRow.market_id, *summary(FillRow.id)).where(FillRow.at <= as_of)
-                   .group_by(FillRow.market_id), FillRow.market_id, 8, many),
-                  (select(ForecastRow.market_id, *summary(ForecastRow.id)).where(ForecastRow.as_of <= as_of)
-                   .group_by(ForecastRow.market_id), ForecastRow.market_id, 11, many)]
+         .group_by(PriceSnapshotRow.market_id), PriceSnapshotRow.market_id, 5)]
     for mid, *row in in_markets(conn, row_q, MarketRow.id, ids):
         out[mid][0] = digest(row)
-    for q, column, at, scan in parts:
-        for mid, *vals in in_markets(conn, q, column, ids, scan=scan):
+    for q, column, at in parts:
+        for mid, *vals in in_markets(conn, q, column, ids):
             out[mid][at:at + len(vals)] = [int(v) for v in vals]
     return {m: tuple(v) for m, v in out.items()}
 

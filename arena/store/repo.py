@@ -9,7 +9,7 @@ import hashlib
 from operator import itemgetter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -516,6 +516,21 @@ def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] |
     return out
 
 
+def fresh_quote_ids(session: Session, as_of: datetime, max_age: timedelta) -> set[str]:
+    """The markets whose `latest_quotes` as of `as_of` was fetched at or after `as_of - max_age` — the same rule,
+    computed in the database without building the quotes (a count of the tradable universe at many times)."""
+    latest = (select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome,
+                     func.max(PriceSnapshotRow.observed_at).label("t"))
+              .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of)
+              .group_by(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome)).subquery()
+    q = (select(PriceSnapshotRow.market_id)
+         .join(latest, (PriceSnapshotRow.market_id == latest.c.market_id)
+               & (PriceSnapshotRow.outcome == latest.c.outcome) & (PriceSnapshotRow.observed_at == latest.c.t))
+         .where(PriceSnapshotRow.fetched_at <= as_of).group_by(PriceSnapshotRow.market_id)
+         .having(func.max(PriceSnapshotRow.fetched_at) >= as_of - max_age))
+    return set(session.execute(q).scalars())
+
+
 # --- resolutions -----------------------------------------------------------------------------------------
 
 def resolution_from_row(row: Any) -> Resolution | None:
@@ -639,6 +654,6 @@ def ledger_for(session: Session, agent: AgentRow, cohort: CohortRow) -> Ledger:
 
 __all__ = [
     "BINARY_OUTCOMES", "add_fills", "add_quote", "fill_from_row", "fill_row", "fills_for_agent", "get_market",
-    "latest_quotes", "latest_resolution_row", "ledger_for", "market_from_row", "markets_by_id",
+    "fresh_quote_ids", "latest_quotes", "latest_resolution_row", "ledger_for", "market_from_row", "markets_by_id",
     "record_resolution", "resolution_from_row", "upsert_market",
 ]

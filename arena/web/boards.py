@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -19,8 +19,9 @@ from arena.money import MICRO
 from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
-from arena.services.agent_standings import agent_standings
-from arena.services.standings import Boards, records
+from arena.services.agent_standings import AgentStandings, agent_standings
+from arena.services.standings import Boards, CohortBoard, records
+from arena.store.memo import Recent
 from arena.web.env import page_path
 from arena.web.values import num
 
@@ -109,13 +110,38 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
     cash, marks the positions and scores the bets): one `AgentScore` per agent, ranked in the scoring library's
     order within its cohort. `keys`: as `agent_standings` takes them (cohorts read before are reused)."""
     src = agent_standings(engine, as_of, cohort_ids, with_overall, with_boards, keys)
-    rows: dict[int, AgentScore] = {}
-    for aid, cid, name, kind, model_id in src.agents:
+    agents_of: dict[int, list[tuple[int, int, str, str, str]]] = defaultdict(list)
+    for agent in src.agents:
+        agents_of[agent[1]].append(agent)
+    named = {cid: keys[cid] for cid in agents_of if keys is not None and cid in keys}
+    found = _RANKED.get_many(named.values()) if named else {}
+    by_cohort: dict[int, tuple[AgentScore, ...]] = {}
+    for cid, agents in agents_of.items():
+        rs = found.get(named.get(cid, ""))
+        if rs is None:
+            rs = _ranked(src, agents)
+            if cid in named:
+                _RANKED.put_many({named[cid]: rs})
+        by_cohort[cid] = rs
+    rows = {r.agent_id: r for rs in by_cohort.values() for r in rs}
+    rows = {a[0]: rows[a[0]] for a in src.agents}  # in the agents' order, as before
+    return Standings(as_of, rows, by_cohort, src.positions, src.overall, src.curves, src.boards, src.pnl_by_name(),
+                     src.cohort_pnl())
+
+
+# cohort key (as `agent_standings` takes them) → its agents' rows, ranked: a render reshapes only changed cohorts
+_RANKED: Recent[tuple[AgentScore, ...]] = Recent(5_000)
+
+
+def _ranked(src: AgentStandings, agents: Sequence[tuple[int, int, str, str, str]]) -> tuple[AgentScore, ...]:
+    """One cohort's agents' rows, ranked in the scoring library's order."""
+    rows = []
+    for aid, cid, name, kind, model_id in agents:
         cname = src.cohorts[cid]
         m = src.metrics.get((cname, name), {})
         book = src.money[aid]
         n_resolved = int(m.get("n_resolved", 0) or 0)
-        rows[aid] = AgentScore(
+        rows.append(AgentScore(
             rank=0, agent_id=aid, agent=name, cohort=cname, kind=kind, model_id=model_id,
             href=page_path("agent", aid), cohort_href=page_path("cohort", cname),
             n_bets=int(m.get("n_bets", 0) or 0), n_resolved=n_resolved,
@@ -128,18 +154,9 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
             pnl_micros=book.pnl_micros, return_pct=num(m.get("return_pct")),
             return_band=str(m.get("return_band", "n/a")), open_positions=book.open_positions,
             unpriced_positions=book.unpriced_positions, provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
-        )
-    by_cohort: dict[int, list[AgentScore]] = defaultdict(list)
-    for aid, cid, *_ in src.agents:
-        by_cohort[cid].append(rows[aid])
-    ranked: dict[int, tuple[AgentScore, ...]] = {}
-    for cid, rs in by_cohort.items():
-        rs.sort(key=lambda r: (src.order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
-        ranked[cid] = tuple(_with_rank(r, i + 1) for i, r in enumerate(rs))
-        for r in ranked[cid]:
-            rows[r.agent_id] = r
-    return Standings(as_of, rows, ranked, src.positions, src.overall, src.curves, src.boards, src.pnl_by_name(),
-                     src.cohort_pnl())
+        ))
+    rows.sort(key=lambda r: (src.order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
+    return tuple(_with_rank(r, i + 1) for i, r in enumerate(rows))
 
 
 def _with_rank(row: AgentScore, rank: int) -> AgentScore:
@@ -249,6 +266,23 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
             contradicting_bets=num(rec.get("contradicting_bets")),
         ))
     return tuple(out)
+
+
+_DERIVED: Recent[BoardRow | None] = Recent(100_000)  # (CohortBoard.key, what) → one row derived from that board
+
+
+def kept_row(board: CohortBoard, what: str, make: Callable[[], BoardRow | None]) -> BoardRow | None:
+    """`make()`, one row derived from `board` (`what` names which), kept in memory under the board's key so a
+    page that gathers every cohort converts only the boards that changed."""
+    if not board.key:
+        return make()
+    key = f"{board.key} {what}"
+    found = _DERIVED.get_many([key])
+    if key in found:
+        return found[key]
+    row = make()
+    _DERIVED.put_many({key: row})
+    return row
 
 
 @dataclass(frozen=True)

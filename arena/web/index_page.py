@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import pandas as pd
@@ -21,7 +21,7 @@ from arena.services.model_costs import model_costs
 from arena.services.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
-                              load_standings)
+                              kept_row, load_standings)
 from arena.web.charts import Chart, cost_skill_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
@@ -99,11 +99,16 @@ def _leader(board: CohortBoard | None, hrefs: Mapping[str, str]) -> BoardRow | N
     if board is None or not len(board.rows):
         return None
     rows = board.rows
-    kinds = rows["kind"].tolist() if "kind" in rows.columns else [None] * len(rows)
-    labels = rows["rank_label"].tolist() if "rank_label" in rows.columns else [None] * len(rows)
-    at = next((i for i, (k, lab) in enumerate(zip(kinds, labels)) if str(k or "") != "reference" and str(lab or "")),
-              None)
-    return None if at is None else board_rows(rows.iloc[at:at + 1], hrefs)[0]
+
+    def first() -> BoardRow | None:
+        kinds = rows["kind"].tolist() if "kind" in rows.columns else [None] * len(rows)
+        labels = rows["rank_label"].tolist() if "rank_label" in rows.columns else [None] * len(rows)
+        at = next((i for i, (k, lab) in enumerate(zip(kinds, labels))
+                   if str(k or "") != "reference" and str(lab or "")), None)
+        return None if at is None else board_rows(rows.iloc[at:at + 1])[0]
+
+    leader = kept_row(board, "leader", first)
+    return None if leader is None else replace(leader, href=hrefs.get(leader.name, ""))
 
 
 AGENT_LINKS = 5  # per model on the index: its latest cohorts' agents; every one is on the model's pages

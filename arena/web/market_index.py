@@ -79,10 +79,12 @@ def _row(m: tuple, cohorts: int, in_set: bool, bets: int, bettors: int) -> Marke
                          utc(close) if close is not None else None, cohorts, in_set, bets, bettors)
 
 
-def market_index_context(engine: Engine, as_of: datetime) -> MarketIndexPage:
-    """Every market with a page, newest close first."""
-    with engine.connect() as conn:
-        ids = sorted(site_market_ids(conn))
+def market_index_context(engine: Engine, as_of: datetime, ids: Sequence[str] | None = None) -> MarketIndexPage:
+    """Every market with a page, newest close first (`ids`: those markets, when the caller knows them — a render's
+    page keys list them)."""
+    if ids is None:
+        with engine.connect() as conn:
+            ids = sorted(site_market_ids(conn))
     asked, traded = _usage(engine)
     cohorts_of: dict[str, set[int]] = defaultdict(set)
     bets: dict[str, list[int]] = defaultdict(lambda: [0, 0])

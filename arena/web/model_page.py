@@ -27,7 +27,7 @@ from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.services.model_costs import Cost, model_costs
 from arena.services.models import ModelComparison, model_comparisons
 from arena.services.standings import CohortBoard
-from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, load_standings
+from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, kept_row, load_standings
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos
@@ -158,8 +158,8 @@ def _cohort_rows(boards: Mapping[str, CohortBoard], items: Sequence[tuple[Cohort
     its own row of those boards is made a `BoardRow`) and its skill vs luck there."""
     def head(cohort: str) -> BoardRow | None:
         b = boards.get(cohort)
-        return None if b is None else next((r for r in board_rows(b.rows[b.rows["agent"] == name])
-                                            if r.name == name), None)
+        return None if b is None else kept_row(b, f"agent {name}", lambda: next(
+            (r for r in board_rows(b.rows[b.rows["agent"] == name]) if r.name == name), None))
 
     return tuple(ModelCohort(info, score, head(info.name), luck.get((info.name, name))) for info, score in items)
 

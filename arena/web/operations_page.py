@@ -195,18 +195,19 @@ def operations_context(engine: Engine, as_of: datetime, limit: int = OPERATIONS_
                           limit, _cohort_ops(engine, as_of))
 
 
-OPERATIONS_COHORTS = 12  # the newest cohorts shown with their universe (each size is one price-table read)
+OPERATIONS_COHORTS = 12  # the newest cohorts shown with their universe (each size is one grouped price-table read)
 
 
 def _cohort_ops(engine: Engine, as_of: datetime) -> tuple[CohortOps, ...]:
-    from arena.services.decide import tradable_markets
+    from arena.services.decide import tradable_counts
 
     cohorts_q = (select(CohortRow).where(CohortRow.period_start <= as_of)
                  .order_by(desc(CohortRow.period_start)).limit(OPERATIONS_COHORTS))
     out = []
     with Session(engine) as s:
-        universe_now = len(tradable_markets(s, as_of)[0])
-        for c in s.scalars(cohorts_q).all():
+        cohorts = s.scalars(cohorts_q).all()
+        universe = tradable_counts(s, [as_of, *(utc(c.period_start) for c in cohorts)])
+        for c in cohorts:
             start = utc(c.period_start)
             rows = s.execute(select(AgentRow.name, DecisionRow.round_key, DecisionRow.status, DecisionRow.error)
                              .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
@@ -221,7 +222,6 @@ def _cohort_ops(engine: Engine, as_of: datetime) -> tuple[CohortOps, ...]:
                                          if (err or "").strip() else "")
                             for name, (rk, st, err) in sorted(latest.items()) if st == "failed")
             out.append(CohortOps(c.name, page_path("cohort", c.name), c.status, start,
-                                 len(tradable_markets(s, start)[0]),
-                                 universe_now if c.status == "open" else 0,
+                                 universe[start], universe[as_of] if c.status == "open" else 0,
                                  len({rk for _, rk, _, _ in rows}), failing))
     return tuple(out)

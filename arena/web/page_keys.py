@@ -4,7 +4,10 @@ leave a page alone when its key did not move (`web.site_manifest` remembers the 
 - A cohort's key covers its page, its agents' pages, its statistics page and its JSON: the cohort's frames
   (`store.fingerprints.cohort_marks`), what its pages show beside them (`store.page_marks.cohort_page_marks`)
   and the rows, resolutions and prices of every market it touched.
-- A market's key covers its page: its row, resolutions and prices, and every agent's fills and forecasts on it.
+- A market's key covers its page: its row, resolutions and prices (`store.page_marks.market_marks`), and every
+  agent's fills and forecasts on it — named by the frames and agent rows of each cohort that touched it (a new
+  fill or forecast of a cohort re-renders the pages of the markets that cohort touched, whose bytes mostly stay
+  the same and are not written). The site's markets are the markets the cohorts touched.
 - Both include `code_digest`: the arena's code, its templates and the versions of the libraries that shape a
   page, so a new release re-renders everything.
 
@@ -34,12 +37,10 @@ from arena.store.fingerprints import cohort_marks
 from arena.store.memo import Recent
 from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks
 from arena.store.tables import AgentRow, CohortRow
-from arena.web.refs import site_market_ids
 
 PACKAGE = Path(__file__).resolve().parents[1]
 TEMPLATES = PACKAGE.parent / "templates"
 _LIBRARIES = ("jinja2", "markupsafe", "numpy", "pandas", "sqlalchemy")
-_BASE = 8  # market marks' leading fields a cohort's pages show: the row, resolutions and prices (not others' trades)
 _MARKET_SETS: Recent[list[str]] = Recent(200_000)  # (cohort id, its marks) → its markets: facts unchanged, same set
 
 
@@ -92,13 +93,19 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
             found = cohort_markets(s, missing)
             _MARKET_SETS.put_many({tags[cid]: found[cid] for cid in missing})
             sets.update({tags[cid]: found[cid] for cid in missing})
-        markets = market_marks(s, sorted(site_market_ids(s.connection())), as_of)
-    cohorts = {}
-    for cid in ids:
-        touched = sets[tags[cid]]
-        cohorts[names[cid]] = _hash("cohort", cid, frames.get(cid), pages.get(cid),
-                                    [(m, markets[m][:_BASE] if m in markets else None) for m in touched])
-    return PageKeys(cohorts, dict(agents), {m: _hash("market", m, v) for m, v in markets.items()},
+        touching: dict[str, list[int]] = defaultdict(list)  # market → the cohorts that touched it
+        for cid in ids:
+            for m in sets[tags[cid]]:
+                touching[m].append(cid)
+        markets = market_marks(s, sorted(touching), as_of)
+    cohorts = {names[cid]: _hash("cohort", cid, frames.get(cid), pages.get(cid), [(m, markets[m]) for m in sets[tags[cid]]])
+               for cid in ids}
+    # a market's page shows every agent's fills and forecasts on it, with their agents' and cohorts' names: the
+    # frames (fills, decisions, forecasts) and the cohort and agent rows (the page marks' first field) of the
+    # cohorts that touched it
+    activity = {cid: (frames.get(cid), pages[cid][0] if cid in pages else None) for cid in ids}
+    return PageKeys(cohorts, dict(agents),
+                    {m: _hash("market", m, markets[m], [(cid, activity[cid]) for cid in by]) for m, by in touching.items()},
                     {n: c for c, n in names.items()})
 
 

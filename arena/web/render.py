@@ -332,7 +332,7 @@ def _market_pages_here(engine: Engine, site: SiteManifest, as_of: datetime, plan
     keys = plan.keys
     pages = list(market_contexts(engine, as_of, plan.markets).items()) if plan.markets != [] else []
     counts = _render_pages(site, "market", pages, lambda m: keys.markets.get(str(m), ""))
-    counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of))]))
+    counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of, sorted(keys.markets)))]))
     counts.update(_render_pages(site, "methodology", [(None, methodology_context(engine))]))
     counts.update(_render_pages(site, "operations", [(None, operations_context(engine, as_of))]))
     if plan.statistics is not None:

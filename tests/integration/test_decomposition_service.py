@@ -39,7 +39,7 @@ def ledger_pnl(engine, as_of):
     return out
 
 
-def test_demo_cohorts_parts_add_up_to_each_agents_ledger_pnl(db_url, capsys):
+def test_demo_cohorts_parts_add_up_to_each_agents_ledger_pnl(db_url, capsys, monkeypatch):
     assert main(["demo", "--seed", "7", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "15",
                  "--db", db_url]) == 0
     capsys.readouterr()
@@ -66,6 +66,14 @@ def test_demo_cohorts_parts_add_up_to_each_agents_ledger_pnl(db_url, capsys):
     assert float(usd["amount"].iloc[0]) == int(d.agents["amount"].iloc[0]) / 1e6  # dollars, converted once
     none = decomposition(engine, LATER, ["no-such-cohort"])
     assert none.bets.empty and list(none.bets.columns) == list(d.bets.columns) and none.agents.empty
+    # the beliefs asked by decision id (a few cohorts) are those read whole (many): the same bets, the same parts
+    import arena.services.decomposition as module
+
+    one = sorted(d.bets["cohort"].unique())[:1]
+    by_id = decomposition(engine, LATER, one).bets
+    monkeypatch.setattr(module, "BELIEFS_BY_ID", 0)
+    whole = decomposition(engine, LATER, one).bets
+    assert by_id["belief_ppm"].notna().sum() > 5 and by_id.equals(whole)
     engine.dispose()
 
 

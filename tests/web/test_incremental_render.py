@@ -151,21 +151,31 @@ def test_an_unreadable_manifest_means_a_full_render(sim_arena, tmp_path):
     assert again.written == 0  # every page rebuilt, and every byte the same: nothing written
 
 
-def test_market_marks_read_whole_or_by_ids_agree(sim_arena, monkeypatch):
-    """Past `SCAN_AT` market ids, `market_marks` reads the fills and forecasts whole and filters them here; the
-    marks are those of the lookups by id, for every site market and for a few."""
-    from sqlmodel import Session
-
-    from arena.store import page_marks
-    from arena.web.refs import site_market_ids
+def test_a_new_forecast_rebuilds_its_cohort_and_the_markets_that_cohort_touched(sim_arena, tmp_path):
+    """A market's key names the agents' fills and forecasts on it through the marks of the cohorts that touched
+    it: one new stated forecast rebuilds that cohort's pages and the pages of the markets it touched (the
+    market's page among them, now showing one forecast more), and no other cohort's."""
+    from arena.store.tables import ForecastRow
 
     engine, as_of = sim_arena.engine, sim_arena.as_of
-    with Session(engine) as s:
-        every = sorted(site_market_ids(s.connection()))
-        few = every[::3]
-        monkeypatch.setattr(page_marks, "SCAN_AT", 10**9)
-        by_id = page_marks.market_marks(s, every, as_of), page_marks.market_marks(s, few, as_of)
-        monkeypatch.setattr(page_marks, "SCAN_AT", 0)
-        whole = page_marks.market_marks(s, every, as_of), page_marks.market_marks(s, few, as_of)
-    assert len(every) > 10 and whole == by_id
-    assert set(whole[1]) == set(few) and any(m[8] for m in whole[1].values())  # fills counted on some market
+    site = tmp_path / "site"
+    render_site(engine, site, as_of, statistics="none")
+    mid, touching = _market_cohorts(engine)
+    cohort = sorted(touching)[0]
+    aid, _ = _agent_of(engine, cohort)
+    with session_scope(engine) as s:
+        taken = set(s.scalars(select(ForecastRow.decision_id).where(ForecastRow.market_id == mid,
+                                                                      ForecastRow.source == "bet")))
+        did = next(d for d in s.scalars(select(DecisionRow.id).where(DecisionRow.agent_id == aid)
+                                        .order_by(DecisionRow.id)) if d not in taken)
+        s.add(ForecastRow(decision_id=did, agent_id=aid, market_id=mid, source="bet", probability=0.42,
+                          market_price_ppm=400_000, as_of=as_of - timedelta(hours=1), replicate=1))
+    market_page = site / page_path("market", mid)
+    before = market_page.read_bytes()
+    step = render_site(engine, site, as_of, statistics="none")
+    forget_all()
+    full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
+    assert _files(site) == _files(tmp_path / "full")
+    assert step.pages["cohort"] == 1 and step.kept["cohort"] == full.pages["cohort"] - 1
+    assert 1 <= step.pages["market"] < full.pages["market"]
+    assert market_page.read_bytes() != before  # the market's page shows the new forecast
