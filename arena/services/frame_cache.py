@@ -40,7 +40,7 @@ from sqlmodel import Session
 
 from arena.clock import utc
 from arena.services.score import portfolios_frame
-from arena.store.fingerprints import MarketMarks, Marks, cohort_marks
+from arena.store.fingerprints import MarketMarks, Marks, cohort_marks, read_once
 from arena.store.frames import bets_frame, forecast_set_frame, position_frame
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
@@ -236,8 +236,14 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
     """The forecast set, bets and portfolios (point in time) of `cohorts` ((id, name) pairs) as of `as_of`, equal
     to `store.frames.forecast_set_frame`, `bets_frame` and `services.score.portfolios_frame` over those cohorts;
     with `cache`, each cohort's rows come from the frame cache when its facts did not change since they were
-    stored (module docstring)."""
+    stored (module docstring). Within `store.fingerprints.one_reading` (a render), asked again for the same
+    cohorts and time, it answers from its first reading."""
     as_of = utc(as_of)
+    key = ("cohort_frames", engine.url.render_as_string(hide_password=True), id(engine), tuple(cohorts), as_of, cache)
+    return read_once(key, lambda: _cohort_frames(engine, cohorts, as_of, cache))
+
+
+def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: datetime, cache: bool) -> Frames:
     names = {int(cid): name for cid, name in cohorts}
     ids = list(names)
     store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="frame cache")

@@ -26,11 +26,11 @@ market is first stored).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sqlalchemy import BigInteger, String, and_, any_, bindparam, case, cast, func, select
@@ -79,12 +79,26 @@ _SCOPE: ContextVar[dict[Any, dict[int, Marks]] | None] = ContextVar("cohort_mark
 def one_reading() -> Iterator[None]:
     """Within the block, `cohort_marks` asked again for the same cohorts, time and database answers from its
     first reading (a render asks for its page keys, its standings and its model comparisons: one reading of
-    the store serves the three)."""
+    the store serves the three), and so does anything asked through `read_once`."""
     token = _SCOPE.set({})
     try:
         yield
     finally:
         _SCOPE.reset(token)
+
+
+T = TypeVar("T")
+
+
+def read_once(key: Hashable, compute: Callable[[], T]) -> T:
+    """Within `one_reading`, `compute()` once per `key` (which must name everything the result depends on: the
+    database, the time, the arguments); outside it, every time."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return compute()
+    if ("once", key) not in scope:
+        scope[("once", key)] = compute()  # type: ignore[assignment]
+    return scope[("once", key)]  # type: ignore[return-value]
 
 
 def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
@@ -187,4 +201,4 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "summary"]
+__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once", "summary"]

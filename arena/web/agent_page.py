@@ -223,7 +223,10 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
 
     st = standings or load_standings(engine, as_of, None if agent_ids is None else cohort_ids)
     head: dict[tuple[str, str], BoardRow] = {}
+    shown = {infos[c].name for c in cohort_ids}  # the boards of these agents' cohorts only
     for b in (st.boards.cohorts if st.boards is not None else []):
+        if b.name not in shown:
+            continue
         for r in board_rows(b.rows):
             head[(b.name, r.name)] = r
 

@@ -23,18 +23,20 @@ TEMPLATES = Path(str(files("arena._templates")))  # package data: the repo's tem
 DASH = "—"  # what an unknown number shows: never 0, which would read as a score
 MICRO = 1_000_000
 
-_SAFE = re.compile(r"[A-Za-z0-9-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9-]")
 _MAX_SLUG = 120
 
 
+def _escaped(m: re.Match[str]) -> str:
+    return "_" + m.group().encode("utf-8").hex()
+
+
+@lru_cache(maxsize=1 << 17)  # a render spells every page's path: tens of thousands of ids, each spelled once
 def slug(key: str) -> str:
     """A file-name-safe, injective spelling of an id: letters, digits and '-' stay, every other character
     becomes '_' + its UTF-8 bytes in hex ("sim:1" → "sim_3a1"). Overlong results keep a readable prefix and
     end in a hash of the whole id, so two ids never share a file."""
-    out = []
-    for ch in str(key):
-        out.append(ch if _SAFE.fullmatch(ch) else "_" + ch.encode("utf-8").hex())
-    s = "".join(out)
+    s = _UNSAFE.sub(_escaped, str(key))
     if len(s) > _MAX_SLUG:
         import hashlib
 

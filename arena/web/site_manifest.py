@@ -10,11 +10,12 @@ by other code means nothing is fresh: the next render writes everything, then th
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from arena.web.page_keys import code_digest
 
@@ -33,7 +34,7 @@ class SiteManifest:
     @classmethod
     def load(cls, out: Path) -> SiteManifest:
         try:
-            doc = json.loads((out / NAME).read_text(encoding="utf-8"))
+            doc = orjson.loads((out / NAME).read_bytes())
             if doc.get("format") != FORMAT or doc.get("code") != code_digest() or not isinstance(doc.get("pages"), dict):
                 return cls(out)
             return cls(out, doc["pages"])
@@ -87,8 +88,7 @@ class SiteManifest:
 
     def save(self) -> None:
         tmp = self.out / (NAME + ".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "code": code_digest(), "pages": self.pages},
-                                  separators=(",", ":")), encoding="utf-8")
+        tmp.write_bytes(orjson.dumps({"format": FORMAT, "code": code_digest(), "pages": self.pages}))
         os.replace(tmp, self.out / NAME)
 
 
