@@ -10,8 +10,10 @@ interval lies below 0 while the pool's does not, with I² saying how much of the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
@@ -31,20 +33,26 @@ from arena.store.tables import CohortRow
 @dataclass(frozen=True)
 class ModelComparison:
     """This model minus `versus` (forecast Brier; < 0: this model forecasts better), pooled across cohorts.
-    cohorts: the forest plot's rows (cohort, n, difference, se, ci_low, ci_high, weight), in cohort order."""
+    columns: the forest plot's rows as arrays (cohort, n, difference, se, ci_low, ci_high, weight), in cohort
+    order; `cohorts` is them as a frame, made when asked for (a render shows two forest plots per model of the
+    many comparisons it computes)."""
 
     versus: str
     meta: MetaAnalysis
-    cohorts: pd.DataFrame
+    columns: Mapping[str, np.ndarray] = field(compare=False, repr=False)
 
-    @property
+    @cached_property
+    def cohorts(self) -> pd.DataFrame:
+        return pd.DataFrame(dict(self.columns))
+
+    @cached_property
     def better_in(self) -> int:
         """Cohorts whose own interval lies below 0."""
-        return int((self.cohorts["ci_high"] < 0).sum())
+        return int((self.columns["ci_high"] < 0).sum())
 
-    @property
+    @cached_property
     def worse_in(self) -> int:
-        return int((self.cohorts["ci_low"] > 0).sum())
+        return int((self.columns["ci_low"] > 0).sum())
 
     @property
     def pooled_interval(self) -> tuple[float, float]:
@@ -58,7 +66,7 @@ class ModelComparison:
     def verdict(self) -> str:
         lo, hi = self.pooled_interval
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            if len(self.cohorts) and (self.cohorts["difference"] == 0).all():
+            if len(self.columns["difference"]) and (self.columns["difference"] == 0).all():
                 return "identical forecasts"
             return "too few cohorts"
         if hi < 0:
@@ -137,8 +145,8 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
                 continue
             d, e = difference[at], se[at]
             meta = dersimonian_laird(d, e, level)
-            rows = pd.DataFrame({"cohort": cohort[at], "n": counts[at], "difference": d, "se": e,
-                                 "ci_low": d - z * e, "ci_high": d + z * e, "weight": meta.weights})
+            rows = {"cohort": cohort[at], "n": counts[at], "difference": d, "se": e,
+                    "ci_low": d - z * e, "ci_high": d + z * e, "weight": meta.weights}
             comparisons.append(ModelComparison(other, meta, rows))
         out[model] = tuple(comparisons)
     return out
