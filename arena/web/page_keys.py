@@ -14,8 +14,10 @@ leave a page alone when its key did not move (`web.site_manifest` remembers the 
 - A model's year page (`model_year_key`) is keyed by the keys of its cohorts that year and by the list of its
   years (its navigation).
 
-The pages that gather every cohort or every market (the index, the model pages, the market list, the JSON of the
-whole board) have no key: they are built on every render, and written only when their bytes changed.
+- The market list (`market_list_key`) is keyed by every site market's key.
+
+The other pages that gather every cohort (the index, the model pages, the JSON of the whole board) have no key:
+they are built on every render, and written only when their bytes changed.
 """
 
 from __future__ import annotations
@@ -123,10 +125,16 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
                     {n: c for c, n in names.items()})
 
 
+def market_list_key(keys: PageKeys) -> str:
+    """The key of the market list: every site market's key (its row, and the trades and forecasts on it, which
+    give its cohorts, bets and bettors)."""
+    return _hash("market list", sorted(keys.markets.items()))
+
+
 def model_year_key(name: str, year: int, cohort_keys: list[str], years: list[int]) -> str:
     """The key of a model's year page: its cohorts' keys (each covering that cohort's boards, standings, skill vs
     luck and equity) and the years its navigation lists."""
     return _hash("model year", name, year, cohort_keys, years)
 
 
-__all__ = ["PageKeys", "code_digest", "model_year_key", "page_keys"]
+__all__ = ["PageKeys", "code_digest", "market_list_key", "model_year_key", "page_keys"]

@@ -35,7 +35,7 @@ from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
 from arena.web.model_page import Seats, model_contexts, model_seats, model_year_contexts, year_links
 from arena.web.operations_page import operations_context
-from arena.web.page_keys import PageKeys, model_year_key, page_keys
+from arena.web.page_keys import PageKeys, market_list_key, model_year_key, page_keys
 from arena.web.site_manifest import SiteManifest
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.statistics_page import statistics_context
@@ -190,9 +190,9 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
 
     Only what changed is rebuilt: every cohort and market page has a key naming its inputs (`web.page_keys`), and
     a page whose key is the one it was last written with (`web.site_manifest`) is left as it is — its facts are
-    the same as of `as_of` as they were when it was written. The pages that gather everything (index, models,
-    market list, JSON of the boards) are built every time; any built page is written only when its bytes
-    changed. `full` builds every page again.
+    the same as of `as_of` as they were when it was written. The market list is keyed by every market's key; the
+    other pages that gather everything (index, models, JSON of the boards) are built every time; any built page
+    is written only when its bytes changed. `full` builds every page again.
 
     The pages show exactly the facts recorded up to `as_of`: when the store holds later ones, the site is
     rendered from the store as it stood then (`services.point_in_time`).
@@ -218,6 +218,7 @@ class Plan:
     markets: list[str] | None
     statistics: list[str] | None  # None: no statistics pages ("none")
     kept: dict[str, int]
+    market_list: bool = True  # the market list is stale (its key moved)
 
 
 def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) -> Plan:
@@ -226,6 +227,7 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
              if not (site.fresh(page_path("cohort", name), key) and site.fresh(cohort_api_path(name), key)
                      and all(site.fresh(page_path("agent", a), key) for a in keys.agents.get(name, ())))]
     markets = [m for m, key in keys.markets.items() if not site.fresh(page_path("market", m), key)]
+    listed = not site.fresh(page_path("markets"), market_list_key(keys))
     all_cohorts, all_markets = len(stale) == len(keys.cohorts), len(markets) == len(keys.markets)
     kept_agents = sum(len(a) for n, a in keys.agents.items()) - sum(len(keys.agents.get(n, ())) for n in stale)
     return Plan(keys, None if all_cohorts else stale,
@@ -233,7 +235,7 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
                 None if all_markets else markets,
                 None if statistics == "none" else _statistics_wanted(engine, site.out, statistics, keys, site),
                 {"cohort": len(keys.cohorts) - len(stale), "agent": kept_agents,
-                 "market": len(keys.markets) - len(markets)})
+                 "market": len(keys.markets) - len(markets), "markets": 0 if listed else 1}, listed)
 
 
 def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel: bool,
@@ -332,7 +334,9 @@ def _market_pages_here(engine: Engine, site: SiteManifest, as_of: datetime, plan
     keys = plan.keys
     pages = list(market_contexts(engine, as_of, plan.markets).items()) if plan.markets != [] else []
     counts = _render_pages(site, "market", pages, lambda m: keys.markets.get(str(m), ""))
-    counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of, sorted(keys.markets)))]))
+    if plan.market_list:
+        counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of, sorted(keys.markets)))],
+                                    lambda _: market_list_key(keys)))
     counts.update(_render_pages(site, "methodology", [(None, methodology_context(engine))]))
     counts.update(_render_pages(site, "operations", [(None, operations_context(engine, as_of))]))
     if plan.statistics is not None:

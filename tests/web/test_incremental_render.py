@@ -113,6 +113,9 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     assert step.pages["cohort"] == len(rebuilt) < full.pages["cohort"], step.pages
     assert step.pages["agent"] == sum(len(_agent_ids(engine, c)) for c in rebuilt)
     assert step.pages.get("market", 0) == (1 if change in CHANGES else 0)
+    # the market list is keyed by every market's key: kept when only a cohort's own pages changed
+    assert step.pages.get("markets", 0) == (1 if change in CHANGES else 0)
+    assert step.kept.get("markets", 0) == (0 if change in CHANGES else 1)
     assert step.kept["cohort"] == full.pages["cohort"] - len(rebuilt)
     changed = {p for p, t in before.items() if (site / p).stat().st_mtime_ns != t}
     mine = ({page_path("cohort", c) for c in rebuilt} | {cohort_api_path(c) for c in rebuilt}
@@ -177,5 +180,37 @@ def test_a_new_forecast_rebuilds_its_cohort_and_the_markets_that_cohort_touched(
     full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
     assert _files(site) == _files(tmp_path / "full")
     assert step.pages["cohort"] == 1 and step.kept["cohort"] == full.pages["cohort"] - 1
-    assert 1 <= step.pages["market"] < full.pages["market"]
+    assert 1 <= step.pages["market"] < full.pages["market"] and step.pages["markets"] == 1
     assert market_page.read_bytes() != before  # the market's page shows the new forecast
+
+
+def test_page_keys_are_the_same_read_on_one_connection_or_two(sim_arena, monkeypatch):
+    """The page marks are read on a second connection beside the frames' marks; the keys are those of one
+    connection read after the other (and an in-memory database, one per thread, is read on one)."""
+    from arena.store.engine import make_engine
+    from arena.web import page_keys
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    two = page_keys.page_keys(engine, as_of)
+    monkeypatch.setattr(page_keys, "_shared_by_threads", lambda _: False)
+    one = page_keys.page_keys(engine, as_of)
+    assert two == one and len(one.cohorts) > 1 and len(one.markets) > 10
+    monkeypatch.undo()
+    assert not page_keys._shared_by_threads(make_engine("sqlite://"))
+    assert page_keys._shared_by_threads(engine)
+
+
+def test_read_once_answers_from_the_first_reading_within_one_reading_only():
+    from arena.store.fingerprints import one_reading, read_once
+
+    calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert read_once("k", compute) == 1 and read_once("k", compute) == 2  # outside: every time
+    with one_reading():
+        assert read_once("k", compute) == 3 and read_once("k", compute) == 3 and read_once("j", compute) == 4
+    with one_reading():
+        assert read_once("k", compute) == 5  # a new reading reads again
