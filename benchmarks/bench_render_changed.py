@@ -9,8 +9,9 @@ sees it. Then, in one long-running process as the scheduler is:
    forgotten, so every cohort's standings and skill vs luck are read again) — the previous path, the baseline;
 3. a render with nothing changed;
 4. a render after one cohort changed (an agent's portfolio snapshot and a rejection: its pages only);
-5. a render after one market's price changed (the cohorts that touched it, and its page).
-Each line shows pages built, pages kept, files written and the seconds per stage. The site after step 5 is
+5. a render after an agent's new forecast (its cohort's pages, the pages of the markets it touched, the list);
+6. a render after one market's price changed (the cohorts that touched it, and its page).
+Each line shows pages built, pages kept, files written and the seconds per stage. The site after step 6 is
 checked byte for byte against a full render into a second folder.
 
 Usage: python benchmarks/bench_render_changed.py [--cohorts 1000] [--agents 20]
@@ -36,8 +37,8 @@ import bench_render  # noqa: E402
 from arena.services.point_in_time import copy_as_of  # noqa: E402
 from arena.store.engine import make_engine, session_scope  # noqa: E402
 from arena.store.memo import forget_all  # noqa: E402
-from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow,  # noqa: E402
-                                PriceSnapshotRow, RejectionRow)
+from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow,  # noqa: E402
+                                PortfolioSnapshotRow, PriceSnapshotRow, RejectionRow)
 from arena.web.render import RenderReport, render_site  # noqa: E402
 from arena.web.site_manifest import NAME  # noqa: E402
 
@@ -66,6 +67,21 @@ def change_one_cohort(engine, at) -> str:  # type: ignore[no-untyped-def]
                                    total_value_micros=3))
         s.add(RejectionRow(decision_id=did, action_index=0, reason="over_limit", message="over the limit", at=at))
     return name
+
+
+def change_one_forecast(engine, at) -> str:  # type: ignore[no-untyped-def]
+    """An agent of the newest open cohort states a forecast on a market it has not forecast (a decision's new
+    fact: its cohort's frames move, so do the keys of every market that cohort touched and the market list)."""
+    with session_scope(engine) as s:
+        cid, name = s.execute(select(CohortRow.id, CohortRow.name).where(CohortRow.status == "open")
+                              .order_by(CohortRow.id.desc())).first()
+        aid = s.scalars(select(AgentRow.id).where(AgentRow.cohort_id == cid).order_by(AgentRow.id.desc())).first()
+        did = s.scalars(select(DecisionRow.id).where(DecisionRow.agent_id == aid).order_by(DecisionRow.id)).first()
+        mine = set(s.scalars(select(ForecastRow.market_id).where(ForecastRow.decision_id == did)))
+        mid = next(m for m in s.scalars(select(FillRow.market_id).where(FillRow.cohort_id == cid)) if m not in mine)
+        s.add(ForecastRow(decision_id=did, agent_id=aid, market_id=mid, source="bet", probability=0.42,
+                          market_price_ppm=400_000, as_of=at, replicate=1))
+    return f"{name}, {mid}"
 
 
 def change_one_price(engine, at) -> str:  # type: ignore[no-untyped-def]
@@ -119,12 +135,14 @@ def main() -> None:
         name = change_one_cohort(engine, as_of - timedelta(seconds=rng.randint(60, 86_400)))
         changed = render_site(engine, site, as_of, statistics="none")
         show(f"4. one cohort changed ({name})", changed)
+        what = change_one_forecast(engine, as_of - timedelta(seconds=rng.randint(60, 86_400)))
+        show(f"5. one agent's new forecast ({what})", render_site(engine, site, as_of, statistics="none"))
         mid = change_one_price(engine, as_of - timedelta(seconds=rng.randint(60, 86_400)))
-        show(f"5. one market's price changed ({mid})", render_site(engine, site, as_of, statistics="none"))
+        show(f"6. one market's price changed ({mid})", render_site(engine, site, as_of, statistics="none"))
         forget_all()  # the check is computed from the facts alone, not from the slices this process kept
         check = render_site(engine, Path(d) / "check", as_of, statistics="none", full=True)
         same = files(site) == files(Path(d) / "check")
-        print(f"site after step 5 equals a full render: {'yes' if same else 'NO'} ({check.total_pages:,} pages)")
+        print(f"site after step 6 equals a full render: {'yes' if same else 'NO'} ({check.total_pages:,} pages)")
         ok = changed.seconds <= GOAL_SECONDS
         print(f"one cohort changed: {changed.seconds:.2f} s (goal ≤ {GOAL_SECONDS:.0f} s: {'met' if ok else 'MISSED'}); "
               f"{baseline.seconds / changed.seconds:.1f}x the full render ({baseline.seconds:.1f} s)")

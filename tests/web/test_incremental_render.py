@@ -214,3 +214,22 @@ def test_read_once_answers_from_the_first_reading_within_one_reading_only():
         assert read_once("k", compute) == 3 and read_once("k", compute) == 3 and read_once("j", compute) == 4
     with one_reading():
         assert read_once("k", compute) == 5  # a new reading reads again
+
+
+def test_a_render_freezes_the_objects_it_found_and_lets_them_go_after(sim_arena, tmp_path):
+    """The garbage collector leaves the process's long-lived objects alone while a render runs (`gc.freeze`),
+    and a render started inside another's freeze leaves it to the outer one."""
+    import gc
+
+    seen: list[int] = []
+    assert gc.get_freeze_count() == 0
+    render_site(sim_arena.engine, tmp_path / "a", sim_arena.as_of, statistics="none",
+                on_stage=lambda _: seen.append(gc.get_freeze_count()))
+    assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        outer = gc.get_freeze_count()
+        render_site(sim_arena.engine, tmp_path / "b", sim_arena.as_of, statistics="none")
+        assert gc.get_freeze_count() > outer // 2  # still frozen (less what was freed): the outer freeze stays
+    finally:
+        gc.unfreeze()
