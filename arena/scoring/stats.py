@@ -590,24 +590,17 @@ def cluster_draw_counts(cluster_sizes: Any, n_boot: int, seed: int = 0) -> np.nd
     sizes = np.asarray(cluster_sizes, dtype=np.int64).ravel()
     if (sizes < 0).any():
         raise ValueError("cluster sizes must be non-negative")
-    # A board bootstraps several metrics over the same clusters, and the overall board of a long-running process
-    # is recomputed over the same clusters after a price moved: the last draws are kept (read-only) and reused —
-    # the last two sets, so that one cohort's board computed in between (other sizes) does not push the overall
-    # board's out (at 1,000 cohorts they take 2.7 s to draw).
+    # A board bootstraps several metrics over the same clusters: the last draws are kept (read-only) and reused.
     memo_key = (int(seed), int(n_boot), sizes.tobytes())
-    for i, (key, kept) in enumerate(_CLUSTER_MEMO):
-        if key == memo_key:
-            _CLUSTER_MEMO.append(_CLUSTER_MEMO.pop(i))
-            return kept
+    if _CLUSTER_MEMO and _CLUSTER_MEMO[0] == memo_key:
+        return _CLUSTER_MEMO[1]
     counts = _cluster_draw_counts(sizes, n_boot, seed)
     counts.setflags(write=False)
-    _CLUSTER_MEMO.append((memo_key, counts))
-    del _CLUSTER_MEMO[:-_CLUSTER_KEPT]
+    _CLUSTER_MEMO[:] = [memo_key, counts]
     return counts
 
 
-_CLUSTER_KEPT = 2
-_CLUSTER_MEMO: list[tuple[Any, np.ndarray]] = []  # (key, counts) of the latest `cluster_draw_counts` calls, newest last
+_CLUSTER_MEMO: list[Any] = []  # [key, counts] of the last `cluster_draw_counts` call
 
 
 def _cluster_draw_counts(sizes: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
