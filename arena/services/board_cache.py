@@ -126,12 +126,7 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
         [sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options)],
         option=orjson.OPT_SORT_KEYS)).hexdigest()
-    hit = _RECENT.get_many([key]).get(key)
-    if hit is not None:
-        return hit
-    board = compute()
-    _RECENT.put_many({key: board})
-    return board
+    return _RECENT.get_or_make(key, compute)
 
 
 def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],

@@ -131,11 +131,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
         tracks = [seat_track.get((name, a)) for a in rows["agent"]]
         key = f"{inputs_key} {status} {json.dumps(tracks)}" if inputs_key else ""
-        tracked = _TRACKED.get_many([key]).get(key) if key else None
-        if tracked is None:
-            tracked = rows.assign(track=tracks)
-            if key:
-                _TRACKED.put_many({key: tracked})
+        tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks: rows.assign(track=tracks)) if key
+                   else rows.assign(track=tracks))
         boards.append(CohortBoard(name, status, tracked, key))
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         overall = overall_board_cached(frames.keys, lambda: overall_board(forecasts, bets, ports, **opts),
@@ -192,13 +189,8 @@ def _rows(frame: pd.DataFrame, first: str) -> list[dict[str, Any]]:
 
 def _cohort_rows(board: CohortBoard) -> list[dict[str, Any]]:
     """`_rows` of a cohort board, kept in memory under its key (shared: never changed by a reader)."""
-    if not board.key:
-        return _rows(board.rows, "agent")
-    rows = _JSON_ROWS.get_many([board.key]).get(board.key)
-    if rows is None:
-        rows = _rows(board.rows, "agent")
-        _JSON_ROWS.put_many({board.key: rows})
-    return rows
+    make = lambda: _rows(board.rows, "agent")  # noqa: E731
+    return _JSON_ROWS.get_or_make(board.key, make) if board.key else make()
 
 
 def boards_json(boards: Boards) -> dict[str, Any]:

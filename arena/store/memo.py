@@ -133,6 +133,15 @@ class Recent(Generic[V]):
                 self.items.move_to_end(k)
             return found
 
+    def get_or_make(self, key: str, make: Callable[[], V]) -> V:
+        """The value kept under `key`, or `make()` kept under it (a value may be None)."""
+        found = self.get_many([key])
+        if key in found:
+            return found[key]
+        value = make()
+        self.put_many({key: value})
+        return value
+
     def put_many(self, values: Mapping[str, V]) -> None:
         with self.lock:
             for k, v in values.items():

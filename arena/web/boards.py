@@ -113,18 +113,10 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
     agents_of: dict[int, list[tuple[int, int, str, str, str]]] = defaultdict(list)
     for agent in src.agents:
         agents_of[agent[1]].append(agent)
-    named = {cid: keys[cid] for cid in agents_of if keys is not None and cid in keys}
-    found = _RANKED.get_many(named.values()) if named else {}
-    by_cohort: dict[int, tuple[AgentScore, ...]] = {}
-    for cid, agents in agents_of.items():
-        rs = found.get(named.get(cid, ""))
-        if rs is None:
-            rs = _ranked(src, agents)
-            if cid in named:
-                _RANKED.put_many({named[cid]: rs})
-        by_cohort[cid] = rs
-    rows = {r.agent_id: r for rs in by_cohort.values() for r in rs}
-    rows = {a[0]: rows[a[0]] for a in src.agents}  # in the agents' order, as before
+    by_cohort = {cid: _RANKED.get_or_make(keys[cid], lambda agents=agents: _ranked(src, agents))
+                 if keys is not None and cid in keys else _ranked(src, agents) for cid, agents in agents_of.items()}
+    ranked = {r.agent_id: r for rs in by_cohort.values() for r in rs}
+    rows = {a[0]: ranked[a[0]] for a in src.agents}  # in the agents' order, as before
     return Standings(as_of, rows, by_cohort, src.positions, src.overall, src.curves, src.boards, src.pnl_by_name(),
                      src.cohort_pnl())
 
@@ -274,15 +266,7 @@ _DERIVED: Recent[BoardRow | None] = Recent(100_000)  # (CohortBoard.key, what) â
 def kept_row(board: CohortBoard, what: str, make: Callable[[], BoardRow | None]) -> BoardRow | None:
     """`make()`, one row derived from `board` (`what` names which), kept in memory under the board's key so a
     page that gathers every cohort converts only the boards that changed."""
-    if not board.key:
-        return make()
-    key = f"{board.key} {what}"
-    found = _DERIVED.get_many([key])
-    if key in found:
-        return found[key]
-    row = make()
-    _DERIVED.put_many({key: row})
-    return row
+    return _DERIVED.get_or_make(f"{board.key} {what}", make) if board.key else make()
 
 
 @dataclass(frozen=True)
