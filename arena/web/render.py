@@ -237,7 +237,7 @@ class Plan:
     markets: list[str] | None
     statistics: list[str] | None  # None: no statistics pages ("none")
     kept: dict[str, int]
-    market_list: bool = True  # the market list is stale (its key moved)
+    market_list: str = ""  # the market list's key when it is stale (its key moved); "" when it is kept
 
 
 def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) -> Plan:
@@ -246,7 +246,8 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
              if not (site.fresh(page_path("cohort", name), key) and site.fresh(cohort_api_path(name), key)
                      and all(site.fresh(page_path("agent", a), key) for a in keys.agents.get(name, ())))]
     markets = [m for m, key in keys.markets.items() if not site.fresh(page_path("market", m), key)]
-    listed = not site.fresh(page_path("markets"), market_list_key(keys))
+    list_key = market_list_key(keys)
+    listed = not site.fresh(page_path("markets"), list_key)
     all_cohorts, all_markets = len(stale) == len(keys.cohorts), len(markets) == len(keys.markets)
     kept_agents = sum(len(a) for n, a in keys.agents.items()) - sum(len(keys.agents.get(n, ())) for n in stale)
     return Plan(keys, None if all_cohorts else stale,
@@ -254,7 +255,7 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
                 None if all_markets else markets,
                 None if statistics == "none" else _statistics_wanted(engine, site.out, statistics, keys, site),
                 {"cohort": len(keys.cohorts) - len(stale), "agent": kept_agents,
-                 "market": len(keys.markets) - len(markets), "markets": 0 if listed else 1}, listed)
+                 "market": len(keys.markets) - len(markets), "markets": 0 if listed else 1}, list_key if listed else "")
 
 
 def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel: bool,
@@ -355,7 +356,7 @@ def _market_pages_here(engine: Engine, site: SiteManifest, as_of: datetime, plan
     counts = _render_pages(site, "market", pages, lambda m: keys.markets.get(str(m), ""))
     if plan.market_list:
         counts.update(_render_pages(site, "markets", [(None, market_index_context(engine, as_of, sorted(keys.markets)))],
-                                    lambda _: market_list_key(keys)))
+                                    lambda _: plan.market_list))
     counts.update(_render_pages(site, "methodology", [(None, methodology_context(engine))]))
     counts.update(_render_pages(site, "operations", [(None, operations_context(engine, as_of))]))
     if plan.statistics is not None:
