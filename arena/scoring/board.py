@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from arena.scoring.brier import RANDOM_BRIER, brier_band
+from arena.scoring.cells import score_cells
 from arena.scoring.coherence import contradicts
 from arena.scoring.difficulty import difficulty_adjusted_brier
 from arena.scoring.headline import REFERENCE_KIND, bss_vs_market_guarded, forecast_summary, score_forecasts
@@ -26,7 +27,8 @@ from arena.scoring.pnl import return_pct as return_pct_of
 from arena.scoring.proper import log_loss, spherical
 from arena.scoring.provisional import is_provisional
 from arena.scoring.registry import METRICS
-from arena.scoring.stats import DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_N_BOOT, cluster_bootstrap, paired_bootstrap
+from arena.scoring.stats import (DEFAULT_ALPHA, DEFAULT_LEVEL, DEFAULT_N_BOOT, cluster_bootstrap, cluster_design,
+                                 paired_bootstrap)
 
 # Board column → the registered metric it shows; the rank key is one of these columns.
 RANK_METRICS: Mapping[str, str] = {
@@ -135,12 +137,12 @@ def _proper_means(resolved: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                                                  spherical_score=("spherical", "mean")).reset_index()
 
 
-def _fitted(resolved: pd.DataFrame, question: str = "question") -> pd.DataFrame:
+def _fitted(resolved: pd.DataFrame, question: str | list[str] = "question") -> pd.DataFrame:
     """agent, brier_adjusted and irt_skill, fitted on the resolved forecast rows' Brier (references included:
-    they answer every question, which links the design)."""
-    frame = resolved[["agent", question, "brier"]].rename(columns={question: "question"})
-    adj = difficulty_adjusted_brier(frame)[["agent", "brier_adjusted"]]
-    return adj.merge(irt_skill(frame)[["agent", "irt_skill"]], on="agent", how="outer")
+    they answer every question, which links the design); `question` may name several columns (cohort, question)."""
+    cells = score_cells(resolved, agent="agent", question=question, value="brier")
+    adj = difficulty_adjusted_brier(cells)[["agent", "brier_adjusted"]]
+    return adj.merge(irt_skill(cells)[["agent", "irt_skill"]], on="agent", how="outer")
 
 
 def _interval(result: Any, name: str) -> pd.DataFrame:
@@ -325,17 +327,17 @@ def overall_board(
     tiers: dict[str, pd.Series] = {}
     if len(resolved):
         # questions are per cohort: the same market@round in two cohorts is two questions
-        cq = resolved.assign(_cq=resolved["cohort"].astype(str) + "\x1f" + resolved["question"].astype(str))
         table = table.merge(_proper_means(resolved, ["agent"]), on="agent", how="left").merge(
-            _fitted(cq, "_cq"), on="agent", how="left")
+            _fitted(resolved, ["cohort", "question"]), on="agent", how="left")
+        design = cluster_design(resolved, market="market_id", cluster="cohort")  # one coding for every statistic
         if rank_by in _PROPER_BOOT:
             res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(rank_by), **_PROPER_BOOT[rank_by],
-                                    **opts)
+                                    **opts, design=design)
             tiers[rank_by] = res.table.set_index("agent")["tier"]
         for name, spec in _FORECAST_BOOT.items():
             if name != rank_by and name == "bss_vs_market":
                 continue
-            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(name), **spec, **opts)
+            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(name), **spec, **opts, design=design)
             iv = _interval(res, name)
             tiers[name] = iv.set_index("agent")["_tier_" + name]
             if name != "bss_vs_market":

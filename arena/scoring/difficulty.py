@@ -21,12 +21,15 @@ moves by more than `tol`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from arena.scoring.cells import Cells, cells_of
 from arena.scoring.registry import register
 
 DEFAULT_TOL = 1e-10
@@ -47,14 +50,27 @@ class FixedEffects:
     iterations: sweeps the fit took; converged: whether it met the tolerance."""
 
     agents: pd.DataFrame
-    questions: pd.DataFrame
     iterations: int
     converged: bool
+    _questions: tuple[Cells, np.ndarray] = field(repr=False)  # the cells fitted and each question's parameter
+
+    @cached_property
+    def questions(self) -> pd.DataFrame:  # (built when asked: the boards use only the agents)
+        cells, value = self._questions
+        return pd.DataFrame({"question": cells.question_column(), "n": cells.per_question().astype(np.int64),
+                             "difficulty": value})
 
 
-def _components(a_code: np.ndarray, q_code: np.ndarray, n_a: int, n_q: int) -> np.ndarray:
-    """Connected component of each forecaster in the forecaster–question graph (union–find over questions)."""
-    parent = list(range(n_a + n_q))
+def _components(cells: Cells) -> np.ndarray:
+    """Connected component of each forecaster in the forecaster–question graph, numbered by first forecaster.
+
+    Two forecasters are linked when they share a question; the union–find runs over the distinct (first forecaster
+    of a question, forecaster) links, at most one per pair of forecasters, rather than over every cell."""
+    n_a = cells.n_agents
+    first = np.full(cells.n_questions, n_a, dtype=np.int64)
+    np.minimum.at(first, cells.question, cells.agent)
+    links = np.unique(first[cells.question] * n_a + cells.agent) if cells.agent.size else np.zeros(0, np.int64)
+    parent = list(range(n_a))
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -62,39 +78,29 @@ def _components(a_code: np.ndarray, q_code: np.ndarray, n_a: int, n_q: int) -> n
             x = parent[x]
         return x
 
-    for a, q in zip(a_code.tolist(), q_code.tolist()):
-        ra, rq = find(a), find(n_a + q)
-        if ra != rq:
-            parent[rq] = ra
+    for a, b in zip((links // n_a).tolist(), (links % n_a).tolist()):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
     roots = [find(a) for a in range(n_a)]
     labels = {r: i for i, r in enumerate(dict.fromkeys(roots))}
     return np.array([labels[r] for r in roots], dtype=np.int64)
 
 
-def two_way_fixed_effects(scores: pd.DataFrame, *, agent: str = "agent", question: str = "question",
+def two_way_fixed_effects(scores: pd.DataFrame | Cells, *, agent: str = "agent", question: str | Sequence[str] = "question",
                           value: str = "brier", tol: float = DEFAULT_TOL,
                           max_iter: int = DEFAULT_MAX_ITER) -> FixedEffects:
     """Fit s_ij = a_i + b_j by least squares over the (agent, question) cells of `scores`.
 
     scores: one row per scored forecast with the agent, question and value (e.g. Brier, 0..1) columns; several rows
     per cell are averaged into one cell (each cell counts once); NaN values are dropped. An agent whose every value
-    is NaN keeps a row with n = 0 and NaN scores. Empty input gives empty frames.
+    is NaN keeps a row with n = 0 and NaN scores. Empty input gives empty frames. `question` may name several
+    columns (a cohort and its question), and `scores` may be the cells themselves: see `cells`.
     """
-    need = [agent, question, value]
-    missing = [c for c in need if c not in scores.columns]
-    if missing:
-        raise ValueError(f"scores frame lacks column(s) {missing}")
-    agents_all = pd.Index(pd.unique(scores[agent])).sort_values() if len(scores) else pd.Index([])
-    df = scores[need].dropna(subset=[value])
-    cells = df.groupby([agent, question], sort=True)[value].mean().reset_index()
-    a_labels = agents_all
-    q_labels = pd.Index(pd.unique(cells[question])).sort_values() if len(cells) else pd.Index([])
-    ai = a_labels.get_indexer(cells[agent])
-    qj = q_labels.get_indexer(cells[question])
-    s = cells[value].to_numpy(dtype=float)
-    n_a, n_q = len(a_labels), len(q_labels)
-    na = np.bincount(ai, minlength=n_a).astype(float)
-    nq = np.bincount(qj, minlength=n_q).astype(float)
+    cells = cells_of(scores, agent=agent, question=question, value=value)
+    ai, qj, s = cells.agent, cells.question, cells.value
+    n_a, n_q = cells.n_agents, cells.n_questions
+    na, nq = cells.per_agent(), cells.per_question()
     a = np.zeros(n_a)
     b = np.zeros(n_q)
     it, converged = 0, s.size == 0
@@ -108,14 +114,13 @@ def two_way_fixed_effects(scores: pd.DataFrame, *, agent: str = "agent", questio
             a, b = a_new, b_new
             converged = shift <= tol
     b_mean = float(b.mean()) if n_q else float("nan")
-    comp = _components(ai, qj, n_a, n_q) if n_a else np.zeros(0, dtype=np.int64)
+    comp = _components(cells) if n_a else np.zeros(0, dtype=np.int64)
     has = na > 0
     agents_out = pd.DataFrame({
-        "agent": a_labels, "n": na.astype("int64"), "raw": np.where(has, raw, np.nan),
+        "agent": cells.agents, "n": na.astype("int64"), "raw": np.where(has, raw, np.nan),
         "adjusted": np.where(has, a + b_mean, np.nan), "effect": np.where(has, a, np.nan), "component": comp,
     })
-    questions_out = pd.DataFrame({"question": q_labels, "n": nq.astype("int64"), "difficulty": b})
-    return FixedEffects(agents_out, questions_out, it, bool(converged))
+    return FixedEffects(agents_out, it, bool(converged), (cells, b))
 
 
 def difficulty_adjusted_brier(scores: pd.DataFrame, **options: Any) -> pd.DataFrame:

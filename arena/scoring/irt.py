@@ -25,11 +25,14 @@ are left out; a forecaster left with no question gets NaN.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from arena.scoring.cells import Cells, cells_of
 from arena.scoring.registry import register
 
 PRIOR_SD = 10.0  # logits: weak — it only matters where the likelihood alone has no finite maximum
@@ -52,48 +55,43 @@ class RaschFit:
     questions: question, n (forecasters), beta (logits); iterations; converged."""
 
     agents: pd.DataFrame
-    questions: pd.DataFrame
     iterations: int
     converged: bool
+    _questions: tuple[Cells, np.ndarray] = field(repr=False)  # the cells fitted and each question's parameter
+
+    @cached_property
+    def questions(self) -> pd.DataFrame:  # (built when asked: the boards use only the agents)
+        cells, value = self._questions
+        return pd.DataFrame({"question": cells.question_column(), "n": cells.per_question().astype(np.int64),
+                             "beta": value})
 
 
-def item_responses(scores: pd.DataFrame, *, agent: str = "agent", question: str = "question",
-                   value: str = "brier", higher_is_better: bool = False) -> pd.DataFrame:
-    """One row per (agent, question) cell with n_q (forecasters on the question) and y, the response in [0, 1]:
-    1 − value for a lower-is-better score in [0, 1] (Brier), value itself when `higher_is_better`. Several rows
-    per cell are averaged; NaN values are dropped; a value outside [0, 1] raises ValueError."""
-    df = scores[[agent, question, value]].dropna(subset=[value])
-    cells = df.groupby([agent, question], sort=True)[value].mean().reset_index()
-    cells.columns = ["agent", "question", "value"]
-    v = cells["value"].to_numpy(dtype=float)
+def item_responses(cells: Cells, *, higher_is_better: bool = False) -> np.ndarray:
+    """Per cell of `cells`, the response y in [0, 1]: 1 − value for a lower-is-better score in [0, 1] (Brier), value
+    itself when `higher_is_better`; a value outside [0, 1] raises ValueError."""
+    v = cells.value
     if ((v < 0.0) | (v > 1.0)).any():
-        raise ValueError(f"{value} must lie in [0, 1] for the IRT fit")
-    cells["n_q"] = cells.groupby("question")["value"].transform("size").astype(np.int64)
-    cells["y"] = v if higher_is_better else 1.0 - v
-    return cells
+        raise ValueError("the score must lie in [0, 1] for the IRT fit")
+    return v if higher_is_better else 1.0 - v
 
 
-def rasch_skill(scores: pd.DataFrame, *, agent: str = "agent", question: str = "question", value: str = "brier",
-                higher_is_better: bool = False, prior_sd: float = PRIOR_SD, tol: float = DEFAULT_TOL,
-                max_iter: int = DEFAULT_MAX_ITER) -> RaschFit:
+def rasch_skill(scores: pd.DataFrame | Cells, *, agent: str = "agent", question: str | Sequence[str] = "question",
+                value: str = "brier", higher_is_better: bool = False, prior_sd: float = PRIOR_SD,
+                tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER) -> RaschFit:
     """Fit the model of the module docstring to `scores` (one row per scored forecast with the agent, question and
-    value columns; value is a score in [0, 1] such as Brier, lower is better unless `higher_is_better`).
-    Every agent of `scores` gets a row (NaN skill when it has no question with another forecaster); empty input
-    gives empty frames."""
-    need = [agent, question, value]
-    missing = [c for c in need if c not in scores.columns]
-    if missing:
-        raise ValueError(f"scores frame lacks column(s) {missing}")
+    value columns; value is a score in [0, 1] such as Brier, lower is better unless `higher_is_better`; several
+    rows per (agent, question) cell are averaged, NaN values dropped; `question` may name several columns, see
+    `cells`; `scores` may be the cells themselves). Every agent of `scores` gets a row (NaN skill when it has no question with another forecaster);
+    empty input gives empty frames."""
     if prior_sd <= 0:
         raise ValueError("prior_sd must be > 0")
-    a_labels = pd.Index(pd.unique(scores[agent])).sort_values() if len(scores) else pd.Index([])
-    cells = item_responses(scores, agent=agent, question=question, value=value, higher_is_better=higher_is_better)
-    cells = cells[cells["n_q"] >= 2]
-    q_labels = pd.Index(pd.unique(cells["question"])).sort_values() if len(cells) else pd.Index([])
-    ai = a_labels.get_indexer(cells["agent"])
-    qj = q_labels.get_indexer(cells["question"])
-    y = cells["y"].to_numpy(dtype=float)
-    n_a, n_q = len(a_labels), len(q_labels)
+    every = cells_of(scores, agent=agent, question=question, value=value)
+    y_all = item_responses(every, higher_is_better=higher_is_better)
+    keep = every.per_question()[every.question] >= 2
+    cells = every.where(keep)
+    ai, qj, y = cells.agent, cells.question, y_all[keep]
+    a_labels = cells.agents
+    n_a, n_q = cells.n_agents, cells.n_questions
     lam = 1.0 / prior_sd**2
     theta, beta = np.zeros(n_a), np.zeros(n_q)
     it, converged = 0, y.size == 0
@@ -122,9 +120,7 @@ def rasch_skill(scores: pd.DataFrame, *, agent: str = "agent", question: str = "
         "agent": a_labels, "n": na.astype(np.int64),
         "irt_skill": np.where(has, theta - b_mean, np.nan), "theta": np.where(has, theta, np.nan),
     })
-    questions_out = pd.DataFrame({"question": q_labels, "n": np.bincount(qj, minlength=n_q).astype(np.int64),
-                                  "beta": beta})
-    return RaschFit(agents_out, questions_out, it, bool(converged))
+    return RaschFit(agents_out, it, bool(converged), (cells, beta))
 
 
 def irt_skill(scores: pd.DataFrame, **options: object) -> pd.DataFrame:

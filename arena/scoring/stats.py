@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.scoring.codes import column_codes, key_codes
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.registry import METRICS, register
 
@@ -629,6 +630,32 @@ class ClusterBootstrapResult:
     draws: pd.DataFrame = field(repr=False)
 
 
+@dataclass(frozen=True)
+class ClusterDesign:
+    """The keys of a score frame as codes, made once for every statistic bootstrapped from it: agents (sorted
+    labels), per row its agent's code and its (cluster, market) key's code, and per key its cluster's code (keys
+    and clusters numbered in sorted order)."""
+
+    agents: pd.Index
+    agent: np.ndarray
+    key: np.ndarray
+    cluster_of_key: np.ndarray
+
+
+def cluster_design(scores: pd.DataFrame, *, agent: str = "agent", market: str = "market_id",
+                   cluster: str = "cohort") -> ClusterDesign:
+    """The `ClusterDesign` of `scores` (a missing key value is a key value of its own)."""
+    missing = [c for c in (agent, market, cluster) if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores frame lacks column(s) {missing}")
+    a_code, agents = column_codes(scores[agent], dropna=False)
+    key, keys = key_codes(scores, [cluster, market], dropna=False)
+    c_code, _ = column_codes(scores[cluster], dropna=False)
+    cluster_of_key = np.zeros(len(keys), dtype=np.int64)
+    cluster_of_key[key] = c_code
+    return ClusterDesign(agents, a_code, key, cluster_of_key)
+
+
 def cluster_bootstrap(
     scores: pd.DataFrame,
     value: str,
@@ -643,6 +670,7 @@ def cluster_bootstrap(
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
     alpha: float = DEFAULT_ALPHA,
+    design: ClusterDesign | None = None,
 ) -> ClusterBootstrapResult:
     """Bootstrap a pooled statistic across clusters: resample clusters (cohorts), then markets within each drawn
     cluster (`cluster_draw_counts`); every agent is scored on the same draw, so differences are paired.
@@ -652,6 +680,8 @@ def cluster_bootstrap(
     rows in every cluster) or "skill" (1 − Σ value / Σ reference over the agent's rows). The interval is the
     percentile interval at `level`; tiers follow TIER_RULE on BH-adjusted paired p-values at `alpha`. An agent
     absent from a drawn set of clusters is NaN in that draw and that draw is left out of its interval.
+    design: `cluster_design(scores, ...)` when several statistics are bootstrapped from one frame (it is made here
+    otherwise).
     """
     if statistic not in ("mean", "skill") or (statistic == "skill" and reference is None):
         raise ValueError("statistic must be 'mean', or 'skill' with a reference column")
@@ -661,20 +691,23 @@ def cluster_bootstrap(
     missing = [c for c in needed if c not in scores.columns]
     if missing:
         raise ValueError(f"scores frame lacks column(s) {missing}")
-    labels = pd.Index(pd.unique(scores[agent])).sort_values() if len(scores) else pd.Index([])
+    design = design if design is not None else cluster_design(scores, agent=agent, market=market, cluster=cluster)
+    if design.agent.size != len(scores):
+        raise ValueError("the cluster design was made from another frame")
+    labels = design.agents
     vals = pd.to_numeric(scores[value], errors="raise").to_numpy(dtype=float)
     keep = np.isfinite(vals)
     ref = None
     if statistic == "skill":
         ref = pd.to_numeric(scores[reference], errors="raise").to_numpy(dtype=float)
         keep &= np.isfinite(ref)
-    frame = scores.loc[keep]
     vals = vals[keep]
     n_agents = len(labels)
-    a_code = labels.get_indexer(frame[agent])
-    m_code, m_keys = _codes(frame, [cluster, market])
-    n_markets = len(m_keys)
-    sizes = m_keys.groupby(cluster, sort=True, dropna=False).size().to_numpy()
+    a_code = design.agent[keep]
+    present, m_code = np.unique(design.key[keep], return_inverse=True)  # the markets scored, in key order
+    m_code = m_code.astype(np.int64, copy=False)
+    n_markets = present.size
+    sizes = np.unique(design.cluster_of_key[present], return_counts=True)[1]
     cell = m_code * n_agents + a_code
     size = n_markets * n_agents
     num = np.bincount(cell, weights=vals, minlength=size).reshape(n_markets, n_agents)
@@ -689,10 +722,8 @@ def cluster_bootstrap(
     used, lo, hi, se = _percentile_intervals(draws, level)
     p_value, p_adj = _pairwise_adjusted(draws)
     tiers = significance_tiers(estimate, p_adj, higher_is_better, alpha)
-    n_clusters = np.zeros(n_agents, dtype=np.int64)
-    if len(frame):
-        per = frame.assign(_a=a_code).groupby("_a")[cluster].nunique()
-        n_clusters[per.index.to_numpy()] = per.to_numpy()
+    seats = np.unique(design.cluster_of_key[present][m_code] * max(n_agents, 1) + a_code)  # (cluster, agent) pairs
+    n_clusters = np.bincount(seats % max(n_agents, 1), minlength=n_agents).astype(np.int64)
     loss = -estimate if higher_is_better else estimate
     order = np.lexsort((np.arange(n_agents), np.where(np.isfinite(loss), loss, np.inf)))
     table = pd.DataFrame({
@@ -708,7 +739,9 @@ def cluster_bootstrap(
 __all__ = [
     "BET_METRICS",
     "ClusterBootstrapResult",
+    "ClusterDesign",
     "cluster_bootstrap",
+    "cluster_design",
     "cluster_draw_counts",
     "BootstrapResult",
     "bootstrap_bet_metrics",
