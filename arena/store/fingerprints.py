@@ -27,6 +27,7 @@ market is first stored).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -35,6 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 from sqlalchemy import BigInteger, String, and_, any_, bindparam, case, cast, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, PriceSnapshotRow, ResolutionRow
@@ -101,12 +103,17 @@ def read_once(key: Hashable, compute: Callable[[], T]) -> T:
     return scope[("once", key)]  # type: ignore[return-value]
 
 
-def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
+def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime, *,
+                 beside: Engine | None = None) -> dict[int, Marks]:
     """cohort id → a tuple of integers summarising its cohort row, agents, fills by `as_of`, decisions and
-    forecasts (see the module docstring); equal tuples mean equal facts of those kinds."""
+    forecasts (see the module docstring); equal tuples mean equal facts of those kinds. With `beside` (the
+    session's engine, when the caller does not need one snapshot for everything it reads), the forecasts — the
+    largest join — are aggregated on a second connection while the session aggregates the rest: the driver lets
+    go of the interpreter while a statement runs."""
+    beside = beside if beside is not None and shared_by_threads(beside) else None
     scope = _SCOPE.get()
     if scope is None:
-        return _cohort_marks(session, cohort_ids, as_of)
+        return _cohort_marks(session, cohort_ids, as_of, beside)
     bind = session.get_bind()
     key = (bind.url.render_as_string(hide_password=True), id(bind), as_of)
     if key not in scope:
@@ -114,40 +121,59 @@ def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -
     known = scope[key]
     missing = [c for c in cohort_ids if c not in known]
     if missing:
-        found = _cohort_marks(session, missing, as_of)
+        found = _cohort_marks(session, missing, as_of, beside)
         known.update(found)
         known.update({c: None for c in missing if c not in found})  # type: ignore[misc]  # no such cohort
     return {c: known[c] for c in cohort_ids if known.get(c) is not None}
 
 
-def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime) -> dict[int, Marks]:
+def shared_by_threads(engine: Engine) -> bool:
+    """Whether another thread's connection sees the same database (not so for in-memory SQLite: one per thread)."""
+    return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
+
+
+def _forecast_marks(conn: Any, part: Sequence[int], as_of: datetime) -> dict[int, list[Any]]:
+    done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
+    seen = and_(done, ForecastRow.as_of <= as_of)
+    return dict((cid, rest) for cid, *rest in conn.execute(
+        select(DecisionRow.cohort_id, *summary(ForecastRow.id, values=_FORECAST_VALUES),
+               *summary(ForecastRow.id, seen))
+        .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
+        .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
+
+
+def _forecast_marks_beside(engine: Engine, parts: list[Sequence[int]], as_of: datetime) -> list[dict[int, list[Any]]]:
+    with Session(engine) as s:
+        return [_forecast_marks(s.connection(), part, as_of) for part in parts]
+
+
+def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime,
+                  engine: Engine | None = None) -> dict[int, Marks]:
     conn = session.connection()
     marks: dict[int, list[int]] = {}
-    for part in chunks(list(cohort_ids)):
-        for cid, start, *agents in conn.execute(
-                select(CohortRow.id, CohortRow.starting_cash_micros, *summary(AgentRow.id))
-                .outerjoin(AgentRow, AgentRow.cohort_id == CohortRow.id)
-                .where(CohortRow.id.in_(part)).group_by(CohortRow.id, CohortRow.starting_cash_micros)):  # type: ignore[attr-defined]
-            marks[cid] = [int(start), *map(int, agents)]
-        fills = dict((cid, rest) for cid, *rest in conn.execute(
-            select(FillRow.cohort_id, *summary(FillRow.id, values=_FILL_VALUES))
-            .where(FillRow.cohort_id.in_(part), FillRow.at <= as_of).group_by(FillRow.cohort_id)))  # type: ignore[attr-defined]
-        done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
-        decisions = dict((cid, rest) for cid, *rest in conn.execute(
-            select(DecisionRow.cohort_id, *summary(DecisionRow.id, values=_DECISION_VALUES),
-                   *summary(DecisionRow.id, done))
-            .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
-        seen = and_(done, ForecastRow.as_of <= as_of)
-        forecasts = dict((cid, rest) for cid, *rest in conn.execute(
-            select(DecisionRow.cohort_id, *summary(ForecastRow.id, values=_FORECAST_VALUES),
-                   *summary(ForecastRow.id, seen))
-            .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
-            .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
-        for cid in part:
-            if cid in marks:
-                for found, width in ((fills, 3 + len(_FILL_VALUES)), (decisions, 6 + len(_DECISION_VALUES)),
-                                     (forecasts, 6 + len(_FORECAST_VALUES))):
-                    marks[cid] += [int(v) for v in found.get(cid, [0] * width)]
+    parts = chunks(list(cohort_ids))
+    with ThreadPoolExecutor(1) as pool:
+        beside = pool.submit(_forecast_marks_beside, engine, parts, as_of) if engine is not None else None
+        for i, part in enumerate(parts):
+            for cid, start, *agents in conn.execute(
+                    select(CohortRow.id, CohortRow.starting_cash_micros, *summary(AgentRow.id))
+                    .outerjoin(AgentRow, AgentRow.cohort_id == CohortRow.id)
+                    .where(CohortRow.id.in_(part)).group_by(CohortRow.id, CohortRow.starting_cash_micros)):  # type: ignore[attr-defined]
+                marks[cid] = [int(start), *map(int, agents)]
+            fills = dict((cid, rest) for cid, *rest in conn.execute(
+                select(FillRow.cohort_id, *summary(FillRow.id, values=_FILL_VALUES))
+                .where(FillRow.cohort_id.in_(part), FillRow.at <= as_of).group_by(FillRow.cohort_id)))  # type: ignore[attr-defined]
+            done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
+            decisions = dict((cid, rest) for cid, *rest in conn.execute(
+                select(DecisionRow.cohort_id, *summary(DecisionRow.id, values=_DECISION_VALUES),
+                       *summary(DecisionRow.id, done))
+                .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
+            forecasts = beside.result()[i] if beside is not None else _forecast_marks(conn, part, as_of)
+            for cid in part:
+                if cid in marks:
+                    for found, width in ((fills, 3 + len(_FILL_VALUES)), (decisions, 6 + len(_DECISION_VALUES)),
+                                         (forecasts, 6 + len(_FORECAST_VALUES))):
+                        marks[cid] += [int(v) for v in found.get(cid, [0] * width)]
     return {cid: tuple(m) for cid, m in marks.items()}
 
 
@@ -201,4 +227,5 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once", "summary"]
+__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once", "shared_by_threads",
+           "summary"]

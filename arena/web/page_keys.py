@@ -36,6 +36,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.store import fingerprints
 from arena.store.fingerprints import Marks, cohort_marks
 from arena.store.memo import Recent
 from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks
@@ -83,24 +84,20 @@ def _page_marks(engine: Engine, ids: list[int], as_of: datetime) -> dict[int, Ma
         return cohort_page_marks(s, ids, as_of)
 
 
-def _shared_by_threads(engine: Engine) -> bool:
-    """Whether another thread's connection sees the same database (not so for in-memory SQLite: one per thread)."""
-    return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
-
-
 def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
     """Every cohort's and every site market's page key as of `as_of` (module docstring). The page marks are read
     on a second connection while this one reads the frames' marks: the database aggregates both at once (the
-    driver lets go of the interpreter while a statement runs), on two cores about 40 % sooner."""
+    driver lets go of the interpreter while a statement runs), on two cores about 40 % sooner; `cohort_marks` reads
+    the forecasts' on a third."""
     with Session(engine) as s, ThreadPoolExecutor(1) as pool:
         conn = s.connection()
         names = dict(conn.execute(select(CohortRow.id, CohortRow.name)).all())
         ids = sorted(names)
-        beside = pool.submit(_page_marks, engine, ids, as_of) if _shared_by_threads(engine) else None
+        beside = pool.submit(_page_marks, engine, ids, as_of) if fingerprints.shared_by_threads(engine) else None
         agents: dict[str, list[int]] = defaultdict(list)
         for aid, cid in conn.execute(select(AgentRow.id, AgentRow.cohort_id).order_by(AgentRow.id)):
             agents[names[cid]].append(int(aid))
-        frames = cohort_marks(s, ids, as_of)
+        frames = cohort_marks(s, ids, as_of, beside=engine)
         tags = {cid: f"{cid}:{frames.get(cid)}" for cid in ids}
         sets = _MARKET_SETS.get_many(tags.values())
         missing = [cid for cid in ids if tags[cid] not in sets]

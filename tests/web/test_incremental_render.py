@@ -185,19 +185,26 @@ def test_a_new_forecast_rebuilds_its_cohort_and_the_markets_that_cohort_touched(
 
 
 def test_page_keys_are_the_same_read_on_one_connection_or_two(sim_arena, monkeypatch):
-    """The page marks are read on a second connection beside the frames' marks; the keys are those of one
-    connection read after the other (and an in-memory database, one per thread, is read on one)."""
+    """The page marks are read on a second connection beside the frames' marks, and the forecasts' marks on a
+    third; the keys are those of one connection read after the other (and an in-memory database, one per thread,
+    is read on one)."""
+    from arena.store import fingerprints
     from arena.store.engine import make_engine
     from arena.web import page_keys
 
     engine, as_of = sim_arena.engine, sim_arena.as_of
-    two = page_keys.page_keys(engine, as_of)
-    monkeypatch.setattr(page_keys, "_shared_by_threads", lambda _: False)
+    beside: list[int] = []
+    alone = fingerprints._forecast_marks_beside
+    monkeypatch.setattr(fingerprints, "_forecast_marks_beside",
+                        lambda *a: beside.append(1) or alone(*a))  # type: ignore[func-returns-value]
+    three = page_keys.page_keys(engine, as_of)
+    assert beside  # the forecasts' marks were read beside
+    monkeypatch.setattr(fingerprints, "shared_by_threads", lambda _: False)
     one = page_keys.page_keys(engine, as_of)
-    assert two == one and len(one.cohorts) > 1 and len(one.markets) > 10
+    assert three == one and len(one.cohorts) > 1 and len(one.markets) > 10 and len(beside) == 1
     monkeypatch.undo()
-    assert not page_keys._shared_by_threads(make_engine("sqlite://"))
-    assert page_keys._shared_by_threads(engine)
+    assert not fingerprints.shared_by_threads(make_engine("sqlite://"))
+    assert fingerprints.shared_by_threads(engine)
 
 
 def test_read_once_answers_from_the_first_reading_within_one_reading_only():
