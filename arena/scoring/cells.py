@@ -53,9 +53,11 @@ class Cells:
         """Cells per question (the forecasters that scored it), as floats."""
         return np.bincount(self.question, minlength=self.n_questions).astype(float)
 
-    def question_column(self) -> pd.Index | list[tuple]:
-        """The question labels as one frame column: the labels, or their tuples when several columns name one."""
-        return list(self.questions) if self.questions.nlevels > 1 else self.questions
+    def question_frame(self, name: str, values: np.ndarray) -> pd.DataFrame:
+        """question (its label, or the tuple of its columns' values), n (forecasters on it) and `name` (a value
+        per question, in question order, e.g. a fitted difficulty)."""
+        labels = list(self.questions) if self.questions.nlevels > 1 else self.questions
+        return pd.DataFrame({"question": labels, "n": self.per_question().astype(np.int64), name: values})
 
     def where(self, keep: np.ndarray) -> Cells:
         """The cells where `keep` holds, questions renumbered to those left (agents keep every label)."""

@@ -56,9 +56,7 @@ class FixedEffects:
 
     @cached_property
     def questions(self) -> pd.DataFrame:  # (built when asked: the boards use only the agents)
-        cells, value = self._questions
-        return pd.DataFrame({"question": cells.question_column(), "n": cells.per_question().astype(np.int64),
-                             "difficulty": value})
+        return self._questions[0].question_frame("difficulty", self._questions[1])
 
 
 def _components(cells: Cells) -> np.ndarray:

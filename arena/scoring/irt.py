@@ -61,9 +61,7 @@ class RaschFit:
 
     @cached_property
     def questions(self) -> pd.DataFrame:  # (built when asked: the boards use only the agents)
-        cells, value = self._questions
-        return pd.DataFrame({"question": cells.question_column(), "n": cells.per_question().astype(np.int64),
-                             "beta": value})
+        return self._questions[0].question_frame("beta", self._questions[1])
 
 
 def item_responses(cells: Cells, *, higher_is_better: bool = False) -> np.ndarray:
