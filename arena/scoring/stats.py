@@ -633,8 +633,8 @@ class ClusterBootstrapResult:
 @dataclass(frozen=True)
 class ClusterDesign:
     """The keys of a score frame as codes, made once for every statistic bootstrapped from it: agents (sorted
-    labels), per row its agent's code and its (cluster, market) key's code, and per key its cluster's code (keys
-    and clusters numbered in sorted order)."""
+    labels), per row its agent's code and its (cluster, market) key's code (keys numbered in sorted order, so a
+    cluster's keys are consecutive), and per key a code of its cluster (-1 for a missing cluster value)."""
 
     agents: pd.Index
     agent: np.ndarray
@@ -650,10 +650,7 @@ def cluster_design(scores: pd.DataFrame, *, agent: str = "agent", market: str = 
         raise ValueError(f"scores frame lacks column(s) {missing}")
     a_code, agents = column_codes(scores[agent], dropna=False)
     key, keys = key_codes(scores, [cluster, market], dropna=False)
-    c_code, _ = column_codes(scores[cluster], dropna=False)
-    cluster_of_key = np.zeros(len(keys), dtype=np.int64)
-    cluster_of_key[key] = c_code
-    return ClusterDesign(agents, a_code, key, cluster_of_key)
+    return ClusterDesign(agents, a_code, key, np.asarray(keys.codes[0], dtype=np.int64))
 
 
 def cluster_bootstrap(
@@ -707,7 +704,9 @@ def cluster_bootstrap(
     present, m_code = np.unique(design.key[keep], return_inverse=True)  # the markets scored, in key order
     m_code = m_code.astype(np.int64, copy=False)
     n_markets = present.size
-    sizes = np.unique(design.cluster_of_key[present], return_counts=True)[1]
+    of_market = design.cluster_of_key[present]
+    firsts = np.flatnonzero(np.r_[True, of_market[1:] != of_market[:-1]]) if n_markets else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[firsts, n_markets])  # markets per cluster: a cluster's keys are consecutive
     cell = m_code * n_agents + a_code
     size = n_markets * n_agents
     num = np.bincount(cell, weights=vals, minlength=size).reshape(n_markets, n_agents)
@@ -722,7 +721,9 @@ def cluster_bootstrap(
     used, lo, hi, se = _percentile_intervals(draws, level)
     p_value, p_adj = _pairwise_adjusted(draws)
     tiers = significance_tiers(estimate, p_adj, higher_is_better, alpha)
-    seats = np.unique(design.cluster_of_key[present][m_code] * max(n_agents, 1) + a_code)  # (cluster, agent) pairs
+    row_cluster = of_market[m_code]
+    named = row_cluster >= 0  # (a missing cluster value is resampled as a cluster but, as ever, not counted)
+    seats = np.unique(row_cluster[named] * max(n_agents, 1) + a_code[named])  # (cluster, agent) pairs
     n_clusters = np.bincount(seats % max(n_agents, 1), minlength=n_agents).astype(np.int64)
     loss = -estimate if higher_is_better else estimate
     order = np.lexsort((np.arange(n_agents), np.where(np.isfinite(loss), loss, np.inf)))
