@@ -37,7 +37,9 @@ forecasts, bets, ports, kinds = pickle.load(open(sys.argv[2], "rb"))
 t = time.perf_counter(); board = overall_board(forecasts, bets, ports, kinds=kinds); first = time.perf_counter() - t
 runs = []
 for _ in range(3):
-    t = time.perf_counter(); board = overall_board(forecasts, bets, ports, kinds=kinds); runs.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    board = overall_board(forecasts, bets, ports, kinds=kinds)
+    runs.append(time.perf_counter() - t)
 board.to_pickle(sys.argv[3])
 print(first, min(runs), statistics.median(runs))
 """

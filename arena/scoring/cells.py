@@ -88,7 +88,8 @@ def score_cells(scores: pd.DataFrame, *, agent: str = "agent", question: str | S
     keep = np.isfinite(v) & (a_code >= 0) & (q_code >= 0)
     a_code, q_code, v = a_code[keep], q_code[keep], v[keep]
     n_q = len(questions)
-    slot = a_code * max(n_q, 1) + q_code
+    width = max(n_q, 1)  # a cell's slot is agent * width + question
+    slot = a_code * width + q_code
     if len(agents) * n_q <= _DENSE_SLOTS:
         n = np.bincount(slot, minlength=len(agents) * n_q)
         present = np.flatnonzero(n)
@@ -98,10 +99,10 @@ def score_cells(scores: pd.DataFrame, *, agent: str = "agent", question: str | S
         present, inverse, rows = np.unique(slot, return_inverse=True, return_counts=True)
         total = np.bincount(inverse, weights=v, minlength=present.size)
     used = np.zeros(n_q, dtype=bool)
-    used[present % max(n_q, 1)] = True
+    used[present % width] = True
     renumber = np.cumsum(used) - 1
-    return Cells(agents, questions[used], present // max(n_q, 1), renumber[present % max(n_q, 1)],
-                 total / rows, rows.astype(np.int64))
+    return Cells(agents, questions[used], present // width, renumber[present % width], total / rows,
+                 rows.astype(np.int64))
 
 
 __all__ = ["Cells", "cells_of", "score_cells"]

@@ -85,8 +85,8 @@ def _components(cells: Cells) -> np.ndarray:
     return np.array([labels[r] for r in roots], dtype=np.int64)
 
 
-def two_way_fixed_effects(scores: pd.DataFrame | Cells, *, agent: str = "agent", question: str | Sequence[str] = "question",
-                          value: str = "brier", tol: float = DEFAULT_TOL,
+def two_way_fixed_effects(scores: pd.DataFrame | Cells, *, agent: str = "agent",
+                          question: str | Sequence[str] = "question", value: str = "brier", tol: float = DEFAULT_TOL,
                           max_iter: int = DEFAULT_MAX_ITER) -> FixedEffects:
     """Fit s_ij = a_i + b_j by least squares over the (agent, question) cells of `scores`.
 

@@ -79,8 +79,8 @@ def rasch_skill(scores: pd.DataFrame | Cells, *, agent: str = "agent", question:
     """Fit the model of the module docstring to `scores` (one row per scored forecast with the agent, question and
     value columns; value is a score in [0, 1] such as Brier, lower is better unless `higher_is_better`; several
     rows per (agent, question) cell are averaged, NaN values dropped; `question` may name several columns, see
-    `cells`; `scores` may be the cells themselves). Every agent of `scores` gets a row (NaN skill when it has no question with another forecaster);
-    empty input gives empty frames."""
+    `cells`; `scores` may be the cells themselves). Every agent of `scores` gets a row (NaN skill when it has no
+    question with another forecaster); empty input gives empty frames."""
     if prior_sd <= 0:
         raise ValueError("prior_sd must be > 0")
     every = cells_of(scores, agent=agent, question=question, value=value)

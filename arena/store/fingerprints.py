@@ -132,9 +132,13 @@ def shared_by_threads(engine: Engine) -> bool:
     return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
 
 
+def _completed_by(as_of: datetime) -> Any:
+    """A decision completed by `as_of` (its forecasts are then visible, and its bets read)."""
+    return and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
+
+
 def _forecast_marks(conn: Any, part: Sequence[int], as_of: datetime) -> dict[int, list[Any]]:
-    done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
-    seen = and_(done, ForecastRow.as_of <= as_of)
+    seen = and_(_completed_by(as_of), ForecastRow.as_of <= as_of)
     return dict((cid, rest) for cid, *rest in conn.execute(
         select(DecisionRow.cohort_id, *summary(ForecastRow.id, values=_FORECAST_VALUES),
                *summary(ForecastRow.id, seen))
@@ -163,10 +167,9 @@ def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime,
             fills = dict((cid, rest) for cid, *rest in conn.execute(
                 select(FillRow.cohort_id, *summary(FillRow.id, values=_FILL_VALUES))
                 .where(FillRow.cohort_id.in_(part), FillRow.at <= as_of).group_by(FillRow.cohort_id)))  # type: ignore[attr-defined]
-            done = and_(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of)  # type: ignore[union-attr]
             decisions = dict((cid, rest) for cid, *rest in conn.execute(
                 select(DecisionRow.cohort_id, *summary(DecisionRow.id, values=_DECISION_VALUES),
-                       *summary(DecisionRow.id, done))
+                       *summary(DecisionRow.id, _completed_by(as_of)))
                 .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
             forecasts = beside.result()[i] if beside is not None else _forecast_marks(conn, part, as_of)
             for cid in part:
@@ -227,5 +230,5 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once", "shared_by_threads",
-           "summary"]
+__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once",
+           "shared_by_threads", "summary"]
