@@ -20,6 +20,7 @@ from arena.scoring.brier import (
     forecast_yes,
     guarded_skill_vs_market,
     implied_confidence,
+    is_yes,
     kelly_probability,
     return_band,
 )
@@ -82,7 +83,7 @@ def per_bet_scores(bets: pd.DataFrame) -> pd.DataFrame:
     outcome = _column(out, "outcome_yes")
     resolved = ~np.isnan(outcome) & ~void
     outcome = np.where(resolved, outcome, np.nan)
-    side = out["side"].to_numpy()
+    side = is_yes(out["side"].to_numpy())  # (booleans: read once, not by each score below)
     price = _column(out, "price_yes_at_bet")
     cash = _column(out, "cash_at_decision")
     with np.errstate(divide="ignore", invalid="ignore"):

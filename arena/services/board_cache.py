@@ -37,6 +37,7 @@ from arena.store.tables import BoardCacheRow
 
 FORMAT = 1  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 8
+OVERALL = "(overall board)"  # the `cohort` the overall board's entries are filed under
 _TABLE = BoardCacheRow.__table__  # type: ignore[attr-defined]
 
 
@@ -119,14 +120,27 @@ _RECENT: Recent[pd.DataFrame] = Recent(50_000)
 
 
 def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],
-                         options: Mapping[str, Any]) -> pd.DataFrame:
+                         options: Mapping[str, Any], engine: Engine | None = None,
+                         now: datetime | None = None) -> pd.DataFrame:
     """The overall board computed by `compute` from every cohort's rows, named by `inputs` (cohort → a hash of
-    its rows, as `services.frame_cache` gives): kept in this process only, so a render that finds nothing
-    changed takes it from memory (it is one board per process and option set; a changed cohort recomputes it)."""
+    its rows, as `services.frame_cache` gives): a render that finds nothing changed takes it from this process's
+    memory, or — with `engine` (and `now`, stamping the entry's use) — from the `board_cache` table, so a fresh
+    process (`arena render` from cron) does not refit a million rows either; a changed cohort recomputes it.
+    Its entries are filed under the cohort name `OVERALL` (the `KEEP_PER_COHORT` most recently used stay)."""
     key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
         [sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options)],
         option=orjson.OPT_SORT_KEYS)).hexdigest()
-    return _RECENT.get_or_make(key, compute)
+    found = _RECENT.get_many([key])
+    if key in found:
+        return found[key]
+    store = (MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+             if engine is not None and now is not None else None)
+    stored = store.load([key]) if store is not None else {}
+    board = stored[key] if key in stored else compute()
+    if store is not None:
+        store.save({} if key in stored else {key: (OVERALL, board)}, [key] if key in stored else [], now)  # type: ignore[arg-type]
+    _RECENT.put_many({key: board})
+    return board
 
 
 def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],
@@ -172,5 +186,5 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
     return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
-__all__ = ["FORMAT", "KEEP_PER_COHORT", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode",
+__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode",
            "input_keys", "overall_board_cached"]

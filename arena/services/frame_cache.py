@@ -45,7 +45,7 @@ from arena.store.frames import bets_frame, forecast_set_frame, position_frame
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
 
-FORMAT = 1  # of the key and the payload; bump when either changes shape
+FORMAT = 2  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
 _TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
@@ -148,48 +148,127 @@ def _frame(parts: list[Columns]) -> pd.DataFrame | None:
     return frame.drop(columns="_order").reset_index(drop=True)
 
 
-def _plain(arr: Any) -> tuple[str, Any]:
-    """A column as (dtype, JSON-able values): numbers as they are, times as integers, the rest as a list."""
-    dtype = str(arr.dtype)
-    if _is_time(dtype):
-        return dtype, np.asarray(arr.asi8)
-    if isinstance(arr, np.ndarray) and dtype in _NUMERIC:
-        return dtype, arr
-    return dtype, [None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v for v in arr.tolist()]
+# --- the stored payload: a small JSON header and the columns' bytes -----------------------------------------
+#
+# MAGIC, the entry's nonce (so `MemoTable.heads` reads it alone), the header's length (8 bytes, little-endian), the
+# header (orjson: format, marks, markets, priced, and per frame its columns as [name, dtype, kind, extra, bytes]),
+# then each column's bytes, 8-byte aligned. Kinds: "n" a numpy number or bool column, its raw bytes; "t" a time
+# column, its int64 ticks in the dtype's unit (NaT included); "s" a string column as its distinct values
+# (extra, with how the dtype stores them) and int32 codes (-1: missing), rebuilt in C as an Arrow string array when
+# the dtype is stored by Arrow;
+# "j" anything else, its values in the header. A thousand entries decode in a fraction of a second: no string is
+# parsed from JSON, no column is built value by value.
+
+MAGIC = b"AFC2"
 
 
-def _typed(dtype: str, values: Any) -> Any:
-    if _is_time(dtype):
-        parsed = pd.api.types.pandas_dtype(dtype)
-        unit = getattr(parsed, "unit", None) or np.datetime_data(parsed)[0]
-        raw = pd.Series(np.asarray(values, dtype="int64").view(f"datetime64[{unit}]"))
-        tz = getattr(parsed, "tz", None)
-        return (raw.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else raw).array
-    if dtype in _NUMERIC:
-        return np.asarray(values, dtype=dtype)
-    return pd.array(values, dtype=dtype)
-
-
-def _head(nonce: str) -> str:
-    return f'{{"nonce":"{nonce}"'
+def _head(nonce: str) -> bytes:
+    return MAGIC + nonce.encode("ascii")
 
 
 HEAD = len(_head("0" * 32))
 
 
-def encode(entry: _Entry) -> str:
-    frames = {name: {c: list(_plain(arr)) for c, arr in cols.items()} for name, cols in entry.frames.items()}
-    body = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
-                         "priced": entry.priced, "frames": frames}, option=orjson.OPT_SERIALIZE_NUMPY).decode()
-    return _head(entry.nonce) + "," + body[1:]  # the nonce first, so `MemoTable.heads` reads it alone
+def _strings(arr: Any) -> tuple[dict[str, Any], np.ndarray] | None:
+    """A string column as ({distinct values, storage, missing value}, int32 codes with -1 for missing), or None
+    when it is not one (the dtype's name alone does not say how it is stored: "string" is either)."""
+    dtype = arr.dtype
+    if not isinstance(dtype, pd.StringDtype):
+        return None
+    codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+    na = getattr(dtype, "na_value", pd.NA)
+    return ({"values": [str(u) for u in uniques], "storage": dtype.storage, "nan": na is not pd.NA},
+            np.asarray(codes, dtype=np.int32))
 
 
-def decode(payload: str) -> _Entry:
-    doc = orjson.loads(payload)
+@lru_cache(maxsize=16)
+def _string_dtype(storage: str, nan: bool) -> Any:
+    return pd.StringDtype(storage, na_value=np.nan) if nan else pd.StringDtype(storage)
+
+
+def _column_bytes(arr: Any) -> tuple[str, Any, bytes]:
+    """(kind, extra, bytes) of one column (see above)."""
+    dtype = str(arr.dtype)
+    if _is_time(dtype):
+        return "t", None, np.asarray(arr.asi8, dtype=np.int64).tobytes()
+    if isinstance(arr, np.ndarray) and dtype in _NUMERIC:
+        return "n", None, np.ascontiguousarray(arr).tobytes()
+    coded = _strings(arr)
+    if coded is not None:
+        return "s", coded[0], coded[1].tobytes()
+    return "j", [None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v for v in arr.tolist()], b""
+
+
+def _column(dtype: str, kind: str, extra: Any, raw: memoryview) -> Any:
+    if kind == "n":
+        return np.frombuffer(raw, dtype=dtype)
+    if kind == "t":
+        return _typed(dtype, np.frombuffer(raw, dtype=np.int64))
+    if kind == "s":
+        codes = np.frombuffer(raw, dtype=np.int32)
+        parsed, values = _string_dtype(extra["storage"], extra["nan"]), extra["values"]
+        if parsed.storage == "pyarrow":
+            import pyarrow as pa  # (present whenever pandas stores strings with it)
+
+            taken = pa.array(values, type=pa.large_string()).take(pa.array(codes, mask=codes < 0))
+            return pd.arrays.ArrowStringArray(taken, dtype=parsed)
+        return pd.array(np.array(values + [None], dtype=object)[np.where(codes < 0, len(values), codes)], dtype=parsed)
+    return _typed(dtype, extra)
+
+
+@lru_cache(maxsize=64)
+def _dtype(name: str) -> Any:
+    return pd.api.types.pandas_dtype(name)
+
+
+def _typed(dtype: str, values: Any) -> Any:
+    if _is_time(dtype):
+        parsed = _dtype(dtype)
+        unit = getattr(parsed, "unit", None) or np.datetime_data(parsed)[0]
+        raw = pd.array(np.asarray(values, dtype="int64").view(f"datetime64[{unit}]"))
+        tz = getattr(parsed, "tz", None)
+        return raw.tz_localize("UTC").tz_convert(tz) if tz is not None else raw
+    if dtype in _NUMERIC:
+        return np.asarray(values, dtype=dtype)
+    return pd.array(values, dtype=dtype)
+
+
+def _pad(n: int) -> int:
+    return -n % 8
+
+
+def encode(entry: _Entry) -> bytes:
+    blobs: list[bytes] = []
+    frames: dict[str, list[list[Any]]] = {}
+    for name, cols in entry.frames.items():
+        frames[name] = []
+        for c, arr in cols.items():
+            kind, extra, raw = _column_bytes(arr)
+            frames[name].append([c, str(arr.dtype), kind, extra, len(raw)])
+            blobs += [raw, b"\0" * _pad(len(raw))]
+    header = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
+                           "priced": entry.priced, "frames": frames})
+    header += b" " * _pad(len(header))
+    return b"".join([_head(entry.nonce), len(header).to_bytes(8, "little"), header, *blobs])
+
+
+def decode(payload: bytes) -> _Entry:
+    if not isinstance(payload, (bytes, bytearray, memoryview)) or bytes(payload[:len(MAGIC)]) != MAGIC:
+        raise ValueError(f"frame cache payload is not format {FORMAT}")
+    view = memoryview(payload)
+    size = int.from_bytes(view[HEAD:HEAD + 8], "little")
+    doc = orjson.loads(view[HEAD + 8:HEAD + 8 + size])
     if doc.get("format") != FORMAT:
         raise ValueError(f"frame cache payload format {doc.get('format')!r}, expected {FORMAT}")
-    frames = {name: {c: _typed(dtype, vals) for c, (dtype, vals) in cols.items()} for name, cols in doc["frames"].items()}
-    return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames, doc["nonce"])
+    at = HEAD + 8 + size
+    frames: dict[str, Columns] = {}
+    for name, cols in doc["frames"].items():
+        frames[name] = {}
+        for c, dtype, kind, extra, n in cols:
+            frames[name][c] = _column(dtype, kind, extra, view[at:at + n])
+            at += n + _pad(n)
+    return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames,
+                  bytes(view[len(MAGIC):HEAD]).decode("ascii"))
 
 
 MEMO_ROWS = 3_000_000
@@ -198,7 +277,7 @@ MEMO_ROWS = 3_000_000
 _RECENT: Recent[_Entry] = Recent(MEMO_ROWS, lambda e: sum(_rows(cols) for cols in e.frames.values()) + 1)
 
 
-def _held(key: str, head: str | None) -> _Entry | None:
+def _held(key: str, head: bytes | None) -> _Entry | None:
     """The entry this process holds for `key`, if it is the one stored (its nonce heads the stored payload)."""
     e = _RECENT.get_many([key]).get(key)
     return e if e is not None and head == _head(e.nonce) else None

@@ -131,12 +131,13 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
         tracks = [seat_track.get((name, a)) for a in rows["agent"]]
         key = f"{inputs_key} {status} {json.dumps(tracks)}" if inputs_key else ""
-        tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks: rows.assign(track=tracks)) if key
-                   else rows.assign(track=tracks))
+        tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks: _with_track(rows, tracks)) if key
+                   else _with_track(rows, tracks))
         boards.append(CohortBoard(name, status, tracked, key))
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         overall = overall_board_cached(frames.keys, lambda: overall_board(forecasts, bets, ports, **opts),
-                                       kinds=kinds, options={**opts, "track": track, "kinds": None})
+                                       kinds=kinds, options={**opts, "track": track, "kinds": None},
+                                       engine=engine, now=as_of)
     else:
         overall = overall_board(forecasts, bets, ports, **opts)
     by_model: dict[str, set[str]] = {}
@@ -146,6 +147,14 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None)
                                     for m in overall.get("model", pd.Series(dtype=object))])
     return Boards(as_of, rank_by, boards, overall, track)
+
+
+def _with_track(rows: pd.DataFrame, tracks: list[str | None]) -> pd.DataFrame:
+    """`rows.assign(track=tracks)` without copying the rows' columns (a third of the time; a fresh process does
+    it for a thousand boards): a shallow copy, which the new column does not touch the rows through."""
+    out = rows.copy(deep=False)
+    out["track"] = tracks
+    return out
 
 
 def _of_track(frame: pd.DataFrame, seat_track: dict[tuple[str, str], str], track: str) -> pd.DataFrame:

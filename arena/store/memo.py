@@ -28,11 +28,12 @@ _CHUNK = 500
 
 
 class MemoTable(Generic[V]):
-    """One memo table (columns key, cohort, payload, stored_at, used_at) with its payload codec."""
+    """One memo table (columns key, cohort, payload, stored_at, used_at) with its payload codec (text or bytes,
+    as the payload column is)."""
 
     _warned: set[str] = set()
 
-    def __init__(self, engine: Engine, table: Table, encode: Callable[[V], str], decode: Callable[[str], V], *,
+    def __init__(self, engine: Engine, table: Table, encode: Callable[[V], Any], decode: Callable[[Any], V], *,
                  keep: int, what: str):
         self.engine, self.table, self.encode, self.decode, self.keep, self.what = (
             engine, table, encode, decode, keep, what)
@@ -59,8 +60,8 @@ class MemoTable(Generic[V]):
             return {}
         return found
 
-    def heads(self, keys: Iterable[str], length: int) -> dict[str, str]:
-        """key → the first `length` characters of its stored payload, for the stored `keys` (a cheap check of
+    def heads(self, keys: Iterable[str], length: int) -> dict[str, Any]:
+        """key → the first `length` characters (bytes) of its stored payload, for the stored `keys` (a cheap check of
         which entries a process already holds decoded)."""
         keys, t = list(keys), self.table
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -371,6 +371,7 @@ class FrameCacheRow(SQLModel, table=True):
 
     key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the cohort's fact marks
     cohort: str = Field(max_length=100, index=True)
-    payload: str = Field(sa_column=Column(Text, nullable=False))  # frames, market list and market marks as JSON
+    # frames, market list and market marks: a JSON header and the columns' bytes (`services.frame_cache`)
+    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     stored_at: datetime = _ts()
     used_at: datetime = _ts()

@@ -13,8 +13,10 @@ from sqlalchemy import func, select, text, update
 from sqlmodel import Session
 
 from arena.services import board_cache
+from arena.services import standings as standings_module
+from arena.store.memo import forget_all
 from arena.store.memo import MemoTable
-from arena.services.board_cache import KEEP_PER_COHORT, cohort_keys, decode, encode
+from arena.services.board_cache import KEEP_PER_COHORT, OVERALL, cohort_keys, decode, encode
 from arena.services.point_in_time import store_as_of
 from arena.services.score import portfolios_frame
 from arena.services.standings import standings
@@ -37,9 +39,11 @@ def _same(a, b) -> None:
     pd.testing.assert_frame_equal(a.overall, b.overall, check_exact=True)
 
 
-def _entries(engine) -> int:
+def _entries(engine, *, overall: bool = False) -> int:
+    """Stored cohort boards (with `overall`: stored overall boards)."""
+    kept = (BoardCacheRow.cohort == OVERALL) if overall else (BoardCacheRow.cohort != OVERALL)
     with engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(BoardCacheRow)).scalar_one()
+        return conn.execute(select(func.count()).select_from(BoardCacheRow).where(kept)).scalar_one()
 
 
 def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monkeypatch):
@@ -47,6 +51,7 @@ def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monke
     assert _entries(arena_db) == 0
     cold = standings(arena_db, LATER, n_boot=N_BOOT)
     assert _entries(arena_db) == len(computed.cohorts) == 3
+    assert _entries(arena_db, overall=True) == 1
     # warm: no cohort is recomputed (the scoring function is not even called) and the boards are the same
     monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
     warm = standings(arena_db, LATER, n_boot=N_BOOT)
@@ -56,6 +61,7 @@ def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monke
     # other options are other keys
     standings(arena_db, LATER, n_boot=N_BOOT, rank_by="implied_brier")
     assert _entries(arena_db) == 6
+    assert _entries(arena_db, overall=True) == 2
     # as of a past time (a point-in-time copy of the store) the inputs differ, so do the keys and the boards
     mid = START + timedelta(days=10)
     with store_as_of(arena_db, mid) as past:
@@ -122,7 +128,33 @@ def test_entries_per_cohort_are_bounded(arena_db):
         standings(arena_db, LATER, n_boot=20, seed=seed)
     with arena_db.connect() as conn:
         per = dict(conn.execute(select(BoardCacheRow.cohort, func.count()).group_by(BoardCacheRow.cohort)).all())
+    assert per.pop(OVERALL) == KEEP_PER_COHORT
     assert len(per) == 3 and set(per.values()) == {KEEP_PER_COHORT}
+
+
+def test_a_fresh_process_reads_the_overall_board_from_the_store(arena_db, monkeypatch):
+    """A fresh process (`arena render` from cron) finds every board stored, the overall one included: nothing is
+    refitted, and the boards equal those computed; a changed cohort recomputes the overall board."""
+    computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
+    standings(arena_db, LATER, n_boot=N_BOOT)
+    forget_all()
+    monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
+    monkeypatch.setattr(standings_module, "overall_board", lambda *a, **k: pytest.fail("refitted the overall board"))
+    _same(computed, standings(arena_db, LATER, n_boot=N_BOOT))
+    monkeypatch.undo()
+    with Session(arena_db) as s:  # a new stated forecast's probability moved: the overall board's inputs moved
+        row = s.execute(select(ForecastRow).where(ForecastRow.source == "forecast_set", ForecastRow.probability > 0.6)
+                        .order_by(ForecastRow.id)).scalars().first()
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id).values(probability=0.01))
+        s.commit()
+    forget_all()
+    calls = []
+    real = standings_module.overall_board
+    monkeypatch.setattr(standings_module, "overall_board", lambda *a, **k: calls.append(1) or real(*a, **k))
+    moved = standings(arena_db, LATER, n_boot=N_BOOT)
+    assert calls == [1]
+    _same(standings(arena_db, LATER, n_boot=N_BOOT, cache=False), moved)
+    assert _entries(arena_db, overall=True) == 2
 
 
 def test_payload_round_trip_is_exact():

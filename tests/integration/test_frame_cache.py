@@ -17,7 +17,7 @@ from arena.services import frame_cache
 from arena.services.frame_cache import cohort_frames
 from arena.services.standings import standings
 from arena.store.engine import make_engine, migrate
-from arena.store.memo import MemoTable
+from arena.store.memo import MemoTable, forget_all
 from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, FrameCacheRow, PriceSnapshotRow,
                                 ResolutionRow)
 
@@ -188,3 +188,39 @@ def test_a_store_without_the_frame_cache_table_still_serves_the_frames(arena_db,
         second = _check(arena_db, LATER)
     assert len(first.read) == len(second.read) == 3  # nothing stored: every cohort read each time
     assert any("frame cache" in r.getMessage() for r in caplog.records)
+
+
+def test_a_fresh_process_decodes_the_stored_entries_without_reading_a_fact(arena_db, monkeypatch):
+    """What `arena render` from cron does: nothing in memory, every entry decoded from its stored bytes — the frames
+    equal the frames read from the facts, and no cohort is read."""
+    _check(arena_db, LATER)
+    with arena_db.connect() as conn:
+        payloads = conn.execute(select(FrameCacheRow.payload)).scalars().all()
+    assert len(payloads) == 3 and all(bytes(p).startswith(frame_cache.MAGIC) for p in payloads)
+    forget_all()
+    reads = []
+    real = frame_cache._read
+    monkeypatch.setattr(frame_cache, "_read", lambda s, ids, *a, **k: reads.append(list(ids)) or real(s, ids, *a, **k))
+    fresh = cohort_frames(arena_db, _cohorts(arena_db), LATER)
+    assert reads == [] and fresh.read == ()
+    monkeypatch.undo()
+    _same(cohort_frames(arena_db, _cohorts(arena_db), LATER, cache=False), fresh)
+
+
+def test_the_binary_payload_migration_upgrades_and_downgrades(engine):
+    """Migration 0013 makes the payload bytes (0012 stored JSON text); down and up again, the cache still serves."""
+    from sqlalchemy import LargeBinary, Text, inspect
+
+    from arena.store.engine import current_revision
+
+    kind = lambda: next(c["type"] for c in inspect(engine).get_columns("frame_cache") if c["name"] == "payload")  # noqa: E731
+    assert isinstance(kind(), LargeBinary)
+    migrate(engine, "0012")
+    assert current_revision(engine) == "0012" and isinstance(kind(), Text)
+    migrate(engine)
+    assert isinstance(kind(), LargeBinary)
+    simulate_three_cohorts(engine)
+    forget_all()
+    assert len(_check(engine, LATER).read) == 3
+    forget_all()
+    assert _check(engine, LATER).read == ()

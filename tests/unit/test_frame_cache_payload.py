@@ -1,0 +1,73 @@
+"""The frame cache's stored payload (`services.frame_cache.encode`/`decode`): every kind of column comes back with
+the same values, the same dtype and the same array type — strings stored by Arrow and by Python, missing values,
+times with and without a zone (NaT included), numbers, booleans, anything else — and the entry's nonce heads the
+payload, so a process can tell which stored entry it holds without decoding it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.services import frame_cache
+from arena.services.frame_cache import HEAD, MAGIC, _Entry, decode, encode
+
+
+def _columns(frame: pd.DataFrame):
+    return {str(c): (frame[c].to_numpy() if frame[c].dtype.kind in "fiub" else frame[c].array) for c in frame.columns}
+
+
+def _same_columns(a, b) -> None:
+    assert list(a) == list(b)
+    for name in a:
+        x, y = a[name], b[name]
+        assert type(x) is type(y), name
+        assert str(x.dtype) == str(y.dtype), name
+        pd.testing.assert_series_equal(pd.Series(x), pd.Series(y), check_exact=True, obj=name)
+
+
+def _entry(frames) -> _Entry:
+    return _Entry((1, 2, 3, 4, 5, 6), ["m:1", "m:2"], ["m:2"], frames)
+
+
+def test_every_kind_of_column_round_trips_exactly():
+    times = pd.Series(pd.to_datetime(["2026-01-01 10:00:00.123456", None, "2026-02-03 00:00:00.000001"]))
+    frame = pd.DataFrame({
+        "arrow": pd.Series(["a", None, "ü ¬ \"quoted\""], dtype="str"),
+        "arrow_na": pd.Series(["x", None, "x"], dtype="string[pyarrow]"),
+        "python": pd.Series(["p", "q", None], dtype="string[python]"),
+        "at": times.astype("datetime64[us]"),
+        "at_utc": times.dt.tz_localize("UTC").astype("datetime64[us, UTC]"),
+        "at_ns": times,
+        "p": [0.1 + 0.2, float("nan"), 1e-300],
+        "n": np.array([1, -2, 2**62], dtype=np.int64),
+        "small": np.array([1, 2, 3], dtype=np.int32),
+        "void": [True, False, True],
+        "other": pd.Series([1, "two", None], dtype=object),
+    })
+    cols = _columns(frame)
+    entry = _entry({"bets": cols, "forecasts": _columns(frame.iloc[:0])})
+    payload = encode(entry)
+    assert isinstance(payload, bytes) and payload[:HEAD] == MAGIC + entry.nonce.encode()
+    back = decode(payload)
+    assert (back.marks, back.markets, back.priced, back.nonce) == (entry.marks, entry.markets, entry.priced, entry.nonce)
+    _same_columns(cols, back.frames["bets"])
+    _same_columns(entry.frames["forecasts"], back.frames["forecasts"])
+    assert pd.isna(back.frames["bets"]["at_utc"][1]) and back.frames["bets"]["p"][0] == 0.1 + 0.2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=6)), max_size=30),
+       st.sampled_from(["str", "string[pyarrow]", "string[python]"]))
+def test_string_columns_with_missing_values_round_trip(values, dtype):
+    cols = {"s": pd.array(values, dtype=dtype), "_order": np.arange(len(values), dtype=np.int64)}
+    _same_columns(cols, decode(encode(_entry({"bets": cols}))).frames["bets"])
+
+
+def test_a_payload_of_another_format_is_refused_so_the_cohort_is_read_again():
+    with pytest.raises(ValueError, match="format"):
+        decode('{"nonce":"' + "0" * 32 + '","format":1}')  # the JSON text of format 1
+    payload = bytearray(encode(_entry({"bets": {"n": np.arange(3, dtype=np.int64)}})))
+    with pytest.raises(ValueError, match="format"):
+        decode(b"XXXX" + bytes(payload[4:]))
+    assert frame_cache.FORMAT == 2
