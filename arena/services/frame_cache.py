@@ -277,10 +277,12 @@ MEMO_ROWS = 3_000_000
 _RECENT: Recent[_Entry] = Recent(MEMO_ROWS, lambda e: sum(_rows(cols) for cols in e.frames.values()) + 1)
 
 
-def _held(key: str, head: bytes | None) -> _Entry | None:
-    """The entry this process holds for `key`, if it is the one stored (its nonce heads the stored payload)."""
-    e = _RECENT.get_many([key]).get(key)
-    return e if e is not None and head == _head(e.nonce) else None
+def _held(heads: dict[str, bytes]) -> dict[str, _Entry]:
+    """key → the entry this process holds for it, for the stored keys whose stored entry it is (its nonce heads
+    the stored payload)."""
+    return {k: e for k, e in _RECENT.get_many(heads).items() if heads[k] == _head(e.nonce)}
+
+
 _MARKETS: dict[str, int] = {}  # market id → its row in this process's `MarketMarks` tables
 _MARKETS_LOCK = threading.Lock()
 
@@ -334,7 +336,8 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
             s.connection().execute(select(func.coalesce(func.max(PriceSnapshotRow.id), 0))).scalar_one()
         keys = {cid: _key(cid, m) for cid, m in cohort_marks(s, ids, as_of).items()}
         heads = store.heads(keys.values(), HEAD)
-        held = {cid: e for cid, k in keys.items() if (e := _held(k, heads.get(k))) is not None}
+        by_key = _held(heads)
+        held = {cid: by_key[k] for cid, k in keys.items() if k in by_key}
         stored = store.load([k for cid, k in keys.items() if cid not in held and k in heads])
         _RECENT.put_many(stored)
         found = {**held, **{cid: stored[k] for cid, k in keys.items() if k in stored}}

@@ -203,6 +203,9 @@ def test_a_fresh_process_decodes_the_stored_entries_without_reading_a_fact(arena
     monkeypatch.setattr(frame_cache, "_read", lambda s, ids, *a, **k: reads.append(list(ids)) or real(s, ids, *a, **k))
     fresh = cohort_frames(arena_db, _cohorts(arena_db), LATER)
     assert reads == [] and fresh.read == ()
+    # and having decoded them once, the process holds them: the stored heads name the entries it holds
+    monkeypatch.setattr(frame_cache, "decode", lambda payload: pytest.fail("decoded an entry the process holds"))
+    _same(fresh, cohort_frames(arena_db, _cohorts(arena_db), LATER))
     monkeypatch.undo()
     _same(cohort_frames(arena_db, _cohorts(arena_db), LATER, cache=False), fresh)
 
