@@ -133,12 +133,17 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     found = _RECENT.get_many([key])
     if key in found:
         return found[key]
-    store = (MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
-             if engine is not None and now is not None else None)
-    stored = store.load([key]) if store is not None else {}
-    board = stored[key] if key in stored else compute()
-    if store is not None:
-        store.save({} if key in stored else {key: (OVERALL, board)}, [key] if key in stored else [], now)  # type: ignore[arg-type]
+    if engine is None or now is None:
+        board = compute()
+    else:
+        store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+        stored = store.load([key])
+        if key in stored:
+            board = stored[key]
+            store.save({}, [key], now)
+        else:
+            board = compute()
+            store.save({key: (OVERALL, board)}, [], now)
     _RECENT.put_many({key: board})
     return board
 
@@ -186,5 +191,5 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
     return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
-__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode", "encode",
-           "input_keys", "overall_board_cached"]
+__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode",
+           "encode", "input_keys", "overall_board_cached"]

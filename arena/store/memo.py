@@ -61,8 +61,8 @@ class MemoTable(Generic[V]):
         return found
 
     def heads(self, keys: Iterable[str], length: int) -> dict[str, Any]:
-        """key → the first `length` characters (bytes) of its stored payload, for the stored `keys` (a cheap check of
-        which entries a process already holds decoded)."""
+        """key → the first `length` characters (bytes) of its stored payload, for the stored `keys` (a cheap check
+        of which entries a process already holds decoded)."""
         keys, t = list(keys), self.table
         try:
             with self.engine.connect() as conn:

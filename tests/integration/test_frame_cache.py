@@ -216,7 +216,8 @@ def test_the_binary_payload_migration_upgrades_and_downgrades(engine):
 
     from arena.store.engine import current_revision
 
-    kind = lambda: next(c["type"] for c in inspect(engine).get_columns("frame_cache") if c["name"] == "payload")  # noqa: E731
+    kind = lambda: next(c["type"] for c in inspect(engine).get_columns("frame_cache")  # noqa: E731
+                        if c["name"] == "payload")
     assert isinstance(kind(), LargeBinary)
     migrate(engine, "0012")
     assert current_revision(engine) == "0012" and isinstance(kind(), Text)
