@@ -119,6 +119,10 @@ def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
 _RECENT: Recent[pd.DataFrame] = Recent(50_000)
 
 
+def _store(engine: Engine) -> MemoTable[pd.DataFrame]:
+    return MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+
+
 def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],
                          options: Mapping[str, Any], engine: Engine | None = None,
                          now: datetime | None = None) -> pd.DataFrame:
@@ -136,7 +140,7 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     if engine is None or now is None:
         board = compute()
     else:
-        store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+        store = _store(engine)
         stored = store.load([key])
         if key in stored:
             board = stored[key]
@@ -177,7 +181,7 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
                           options={**options, "scope": scope})
     else:
         keys = cohort_keys(forecasts, bets, portfolios, kinds=kinds, options=options)
-    store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+    store = _store(engine)
     hits = _RECENT.get_many(keys.values())
     loaded = store.load([k for k in keys.values() if k not in hits])
     _RECENT.put_many(loaded)
