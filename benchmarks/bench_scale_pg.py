@@ -15,7 +15,8 @@ creates a throw-away database and drops it at the end; with no server reachable 
    `mark.mark_to_market` (goal ≤ 5 s), beside the previous one-query valuation in the same run and the same
    mark of one cohort scaled by 1,000 (per-cohort loop).
 4. standings: `score.cohort_leaderboards` of the same 1,000 cohorts × 20 agents (goal ≤ 5 s), beside one
-   cohort's standings × 1,000 (the per-cohort loop); then `standings.standings` — the boards the site renders —
+   cohort's standings × 1,000 (the per-cohort loop) and its three frames read one after another (its path
+   before `snapshot.read_together`); then `standings.standings` — the boards the site renders —
    with the board cache cold, warm, and warm after one cohort got a new fill (what a scheduled render sees).
 """
 
@@ -213,7 +214,7 @@ def build_cohorts(engine, cohorts: int, agents: int, positions: int, markets: in
     copy_rows(engine, "forecasts", ["decision_id", "agent_id", "market_id", "source", "probability", "as_of"],
               ((a + 1, a + 1, f"sim:{k}", "forecast_set", float((a * 7 + k) % 97 + 1) / 100, T0)
                for a in range(n_agents) for k in range(10)))
-    with engine.connect() as c:
+    with engine.begin() as c:  # (committed: statistics gathered in a rolled-back transaction are rolled back too)
         c.execute(text("ANALYZE"))
     print(f"   built {cohorts:,} cohorts × {agents} agents × {positions} positions = "
           f"{n_agents * positions:,} open positions on {markets:,} markets in {time.perf_counter() - t:.0f} s")
@@ -316,8 +317,14 @@ def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: 
 
     from arena.services import standings as standings_module
     from arena.services.frame_cache import cohort_frames
-    from arena.services.score import cohort_leaderboards
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from arena.scoring.leaderboard import leaderboard
+    from arena.services.score import cohort_leaderboards, portfolios_frame
     from arena.services.standings import standings
+    from arena.store.frames import bets_frame, forecasts_frame
+    from arena.store.tables import CohortRow
 
     as_of = T0 + timedelta(hours=2)
     t = time.perf_counter()
@@ -326,10 +333,16 @@ def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: 
     t = time.perf_counter()
     board = cohort_leaderboards(engine, as_of)
     elapsed = time.perf_counter() - t
+    t = time.perf_counter()
+    with Session(engine) as s:  # the same frames read one after another in one session (before read_together)
+        ids = list(s.scalars(select(CohortRow.id).order_by(CohortRow.period_start)))
+        leaderboard(bets_frame(s, ids), portfolios_frame(s, as_of, ids), forecasts_frame(s, ids))
+    one_by_one = time.perf_counter() - t
     print(f"4. Standings of {board['cohort'].nunique():,} cohorts × {len(one)} agents ({len(board):,} rows, "
           f"PostgreSQL, {load()})")
     print(f"   score.cohort_leaderboards:  {elapsed:6.2f} s [goal <= 5 s]; one cohort ({per_cohort:.3f} s) × "
-          f"{cohorts:,} = {per_cohort * cohorts:6.1f} s -> {per_cohort * cohorts / elapsed:.1f}x")
+          f"{cohorts:,} = {per_cohort * cohorts:6.1f} s -> {per_cohort * cohorts / elapsed:.1f}x; its frames read "
+          f"one after another {one_by_one:.2f} s -> {one_by_one / elapsed:.2f}x")
     names = [f"c{c:04d}" for c in range(min(cache_cohorts, cohorts))]
 
     def timed(previous: bool = False) -> float:
