@@ -302,7 +302,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
         bets[c] = bets[c].astype(float) / MICRO
     price = bets["price_ppm"].astype(float) / MICRO
     is_no = bets["outcome"] == NO
-    bets["side"] = np.where(is_no, NO, YES)
+    bets["side"] = pd.Series([YES, NO]).array.take(is_no.to_numpy(dtype=np.intp))  # (as pandas types str; 6× np.where)
     bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
 
     # outcome_yes: the YES payout scores both sides of a binary; a named outcome scores its own payout
@@ -312,7 +312,8 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     kind = np.array([None] * len(markets) if not len(res) else
                     np.where(found >= 0, res["kind"].to_numpy(dtype=object)[found], None), dtype=object)
     scored = np.array([k is not None and k not in ("unresolved", "void") for k in kind], dtype=bool)
-    payouts = [res["payouts"].iat[r] if ok else {} for r, ok in zip(found, scored)]
+    stated_payouts = res["payouts"].tolist()
+    payouts = [stated_payouts[r] if ok else {} for r, ok in zip(found, scored)]
     yes_paid = np.array([int(p.get(YES, 0)) for p in payouts], dtype=float) / MICRO
     outcome_yes = np.where(scored, yes_paid, np.nan)[codes]
     named = ~bets["outcome"].isin([YES, NO]).to_numpy()

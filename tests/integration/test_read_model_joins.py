@@ -62,6 +62,7 @@ def _check_bets(s: Session, ids: list[int] | None, as_of) -> int:  # type: ignor
     for c in ("amount", "cash_at_decision", "max_bet"):
         assert got[c].tolist() == (want[c].astype(float) / MICRO).tolist(), c
     pd.testing.assert_series_equal(got["outcome_yes"], want["outcome_yes"].astype(float), check_names=False)
+    assert got["side"].tolist() == [NO if o == NO else YES for o in want["outcome"]]
     return len(got)
 
 
