@@ -19,11 +19,11 @@ with one warning in the log.
 from __future__ import annotations
 
 import hashlib
-from itertools import chain
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -137,8 +137,8 @@ def decode_many(payloads: list[str]) -> list[pd.DataFrame]:
             continue
         together = _frame(list(columns), list(dtypes), (
             list(chain.from_iterable(docs[i]["data"][j] for i in members)) for j in range(len(columns))))
-        ends = np.cumsum([len(docs[i]["data"][0]) for i in members])
-        for i, end, length in zip(members, ends, [len(docs[i]["data"][0]) for i in members]):
+        lengths = [len(docs[i]["data"][0]) for i in members]
+        for i, end, length in zip(members, np.cumsum(lengths), lengths):
             out[i] = together.iloc[end - length : end].reset_index(drop=True)
     return out
 
