@@ -308,12 +308,11 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     # outcome_yes: the YES payout scores both sides of a binary; a named outcome scores its own payout
     codes, markets = pd.factorize(bets["market_id"])  # (per distinct market, then spread to its bets)
     res = latest_resolutions(session, as_of, markets.tolist())
-    found = pd.Index(res["market_id"]).get_indexer(markets)
-    kind = np.array([None] * len(markets) if not len(res) else
-                    np.where(found >= 0, res["kind"].to_numpy(dtype=object)[found], None), dtype=object)
+    found = pd.Index(res["market_id"]).get_indexer(markets)  # each market's resolution row, -1: none
+    res_kind, res_payouts = res["kind"].tolist(), res["payouts"].tolist()
+    kind = np.array([res_kind[r] if r >= 0 else None for r in found], dtype=object)
     scored = np.array([k is not None and k not in ("unresolved", "void") for k in kind], dtype=bool)
-    stated_payouts = res["payouts"].tolist()
-    payouts = [stated_payouts[r] if ok else {} for r, ok in zip(found, scored)]
+    payouts = [res_payouts[r] if ok else {} for r, ok in zip(found, scored)]
     yes_paid = np.array([int(p.get(YES, 0)) for p in payouts], dtype=float) / MICRO
     outcome_yes = np.where(scored, yes_paid, np.nan)[codes]
     named = ~bets["outcome"].isin([YES, NO]).to_numpy()
