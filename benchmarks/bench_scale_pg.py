@@ -308,11 +308,13 @@ def change_one_cohort(engine, n: int = 0) -> None:  # type: ignore[no-untyped-de
 
 def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
+    from arena.scoring import stats
     from arena.services import frame_cache
     from arena.store.memo import forget_all
 
     forget_all()
     frame_cache._MARKETS.clear()
+    stats._CLUSTER_MEMO.clear()  # (the bootstrap's draws of the last cluster sizes)
 
 
 def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: ignore[no-untyped-def]

@@ -104,7 +104,7 @@ def _doc(payload: str) -> dict[str, Any]:
     return doc
 
 
-def _frame(columns: list[str], dtypes: list[str], data: Iterable[list[Any]]) -> pd.DataFrame:
+def _frame(columns: list[str], dtypes: list[str], data: Iterable[list[Any]], *, copy: bool = False) -> pd.DataFrame:
     built: dict[str, Any] = {}
     for name, dtype, values in zip(columns, dtypes, data):
         if dtype == "object":  # (a bare object array of strings would be inferred as str)
@@ -113,7 +113,7 @@ def _frame(columns: list[str], dtypes: list[str], data: Iterable[list[Any]]) -> 
             built[name] = np.array(values, dtype=dtype)
         else:
             built[name] = pd.array([np.nan if v is None else v for v in values], dtype=dtype)
-    return pd.DataFrame(built, columns=columns, copy=False)
+    return pd.DataFrame(built, columns=columns, copy=copy)
 
 
 def decode(payload: str) -> pd.DataFrame:
@@ -135,8 +135,10 @@ def decode_many(payloads: list[str]) -> list[pd.DataFrame]:
             for i in members:
                 out[i] = decode(payloads[i])
             continue
+        # (copied, so the columns of a dtype share one block: each board cut from it is then a view of a few
+        # blocks, which a board's later shallow copy and new column pay for per block — 32 otherwise)
         together = _frame(list(columns), list(dtypes), (
-            list(chain.from_iterable(docs[i]["data"][j] for i in members)) for j in range(len(columns))))
+            list(chain.from_iterable(docs[i]["data"][j] for i in members)) for j in range(len(columns))), copy=True)
         lengths = [len(docs[i]["data"][0]) for i in members]
         for i, end, length in zip(members, np.cumsum(lengths), lengths):
             out[i] = together.iloc[end - length : end].reset_index(drop=True)

@@ -209,7 +209,7 @@ class MarketMarks:
                     self.table[self.row[mid], cols] = [int(v) for v in vals]
 
     def rows(self, markets: Sequence[str]) -> np.ndarray:
-        return np.fromiter((self.row[m] for m in markets), dtype=np.int64, count=len(markets))
+        return np.fromiter(map(self.row.__getitem__, markets), dtype=np.int64, count=len(markets))
 
     def fold(self, groups: Sequence[tuple[Any, Any]]) -> list[Marks]:
         """For each (markets, priced) group — one cohort's markets and those it holds open positions in, as names

@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+import psycopg
+import psycopg.sql
 from sqlalchemy import Table, delete, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.clock import utc
@@ -51,9 +53,13 @@ class MemoTable(Generic[V]):
         rows: list[tuple[str, Any]] = []
         try:
             with self.engine.connect() as conn:
-                for lo in range(0, len(keys), _CHUNK):
-                    rows += conn.execute(select(t.c.key, t.c.payload).where(t.c.key.in_(keys[lo : lo + _CHUNK]))).all()
-        except SQLAlchemyError as exc:
+                if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+                    rows = _binary_rows(conn, t, keys)
+                else:
+                    for lo in range(0, len(keys), _CHUNK):
+                        rows += conn.execute(select(t.c.key, t.c.payload)
+                                             .where(t.c.key.in_(keys[lo : lo + _CHUNK]))).all()
+        except (SQLAlchemyError, psycopg.Error) as exc:
             self._soft("read", exc)
             return {}
         if self.decode_many is not None and len(rows) > 1:
@@ -115,6 +121,17 @@ class MemoTable(Generic[V]):
                                                  t.c.key.not_in(keep.scalar_subquery())))
         except SQLAlchemyError as exc:  # e.g. read-only, locked, or another render stored the same key first
             self._soft("write", exc)
+
+
+def _binary_rows(conn: Connection, table: Table, keys: list[str]) -> list[tuple[str, Any]]:
+    """(key, payload) of the stored `keys`, read by psycopg in binary: a bytes payload travels as its bytes, not
+    as hex text twice its size to be parsed back (a fresh process's 1,000 frame-cache entries, 144 MB: 0.64-0.77
+    s as text, 0.24-0.28 s in binary)."""
+    statement = psycopg.sql.SQL("SELECT {}, {} FROM {} WHERE {} = ANY(%s)").format(
+        psycopg.sql.Identifier("key"), psycopg.sql.Identifier("payload"), psycopg.sql.Identifier(table.name),
+        psycopg.sql.Identifier("key"))
+    with conn.connection.driver_connection.cursor(binary=True) as cur:  # type: ignore[union-attr]
+        return cur.execute(statement, [keys]).fetchall()
 
 
 _ALL: weakref.WeakSet[Recent[Any]] = weakref.WeakSet()

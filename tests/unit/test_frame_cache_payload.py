@@ -71,4 +71,4 @@ def test_a_payload_of_another_format_is_refused_so_the_cohort_is_read_again():
     payload = bytearray(encode(_entry({"bets": {"n": np.arange(3, dtype=np.int64)}})))
     with pytest.raises(ValueError, match="format"):
         decode(b"XXXX" + bytes(payload[4:]))
-    assert frame_cache.FORMAT == 2
+    assert frame_cache.FORMAT == 3
