@@ -11,6 +11,7 @@ pandas and the other scoring modules.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -295,30 +296,37 @@ def cohort_board(
                                    "agent", options.get("rank_by", DEFAULT_RANK_BY), None, BOARD_COLUMNS))
 
 
-def overall_board(
-    forecasts: pd.DataFrame | None,
-    bets: pd.DataFrame,
-    portfolios: pd.DataFrame,
-    *,
-    kinds: Mapping[str, str] | None = None,
-    rank_by: str = DEFAULT_RANK_BY,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
-    level: float = DEFAULT_LEVEL,
-    alpha: float = DEFAULT_ALPHA,
-) -> pd.DataFrame:
-    """Per model across cohorts (an agent's name is its model), in OVERALL_COLUMNS, best first.
+@dataclass(frozen=True)
+class ForecastPart:
+    """What the overall board takes from the forecast frame alone (`overall_forecast_part`): per model its
+    forecast summary, proper-score means, fitted scores and bootstrap intervals; the tiers bootstrapped; the
+    (model, cohort) pairs forecast; and the crowd proxy's mean over cohorts."""
 
-    The frames are those of `cohort_board` for every cohort, each with a `cohort` column. Forecast and bet scores
-    are pooled over all of a model's rows (a cohort with more resolved questions weighs more); their intervals and
-    the tier come from `stats.cluster_bootstrap`, which resamples cohorts and markets within them. pnl is the
-    total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
-    log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
-    every cohort's questions (a question is a cohort's market@round).
-    """
+    table: pd.DataFrame
+    tiers: Mapping[str, pd.Series]
+    pairs: pd.DataFrame  # agent, cohort of every scored forecast row
+    proxy: pd.DataFrame | None  # agent, crowd_proxy (None without forecasts)
+
+
+@dataclass(frozen=True)
+class BetPart:
+    """What the overall board takes from the bet frame alone (`overall_bet_part`): per model its bet metrics and
+    coherence (None without bets), and the rank key's tier when it is a bet metric."""
+
+    per: pd.DataFrame | None
+    tier: pd.Series | None
+
+
+def _overall_options(rank_by: str, n_boot: int, seed: int, level: float, alpha: float) -> dict[str, Any]:
     check_rank_by(rank_by)
-    kinds = kinds or {}
-    opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, market="market_id", cluster="cohort")
+    return dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, market="market_id", cluster="cohort")
+
+
+def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFAULT_RANK_BY,
+                          n_boot: int = DEFAULT_N_BOOT, seed: int = 0, level: float = DEFAULT_LEVEL,
+                          alpha: float = DEFAULT_ALPHA) -> ForecastPart:
+    """The overall board's forecast columns, from every cohort's forecast set (see `overall_board`)."""
+    opts = _overall_options(rank_by, n_boot, seed, level, alpha)
     scored = _with_proper(_scored_forecasts(forecasts))
     if "cohort" not in scored.columns:
         scored["cohort"] = ""
@@ -342,25 +350,76 @@ def overall_board(
             tiers[name] = iv.set_index("agent")["_tier_" + name]
             if name != "bss_vs_market":
                 table = table.merge(iv.drop(columns=["_tier_" + name]), on="agent", how="left")
-    n_cohorts = pd.concat([scored[["agent", "cohort"]],
-                           portfolios[["agent", "cohort"]] if "cohort" in portfolios else None]
-                          ).groupby("agent")["cohort"].nunique().rename("n_cohorts")
+    proxy = None
+    if forecasts is not None and len(forecasts):
+        f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
+        proxy = crowd_proxy(f[["cohort", "agent", "question", "probability"]]).groupby("agent")["crowd_proxy"].mean(
+            ).reset_index()
+    return ForecastPart(table, tiers, scored[["agent", "cohort"]].drop_duplicates(), proxy)
 
+
+def overall_bet_part(bets: pd.DataFrame, *, rank_by: str = DEFAULT_RANK_BY, n_boot: int = DEFAULT_N_BOOT,
+                     seed: int = 0, level: float = DEFAULT_LEVEL, alpha: float = DEFAULT_ALPHA) -> BetPart:
+    """The overall board's bet columns, from every cohort's bets (see `overall_board`)."""
+    opts = _overall_options(rank_by, n_boot, seed, level, alpha)
     scored_bets = per_bet_scores(bets) if len(bets) else None
-    if scored_bets is not None:
-        per = scored_bets.groupby("agent", sort=True).agg(
-            n_bets=("agent", "size"), n_resolved_bets=("resolved", "sum"), implied_brier=("brier", "mean"),
-            kelly_brier=("brier_kelly", "mean"), stated_brier=("brier_stated", "mean"), win_rate=("won", "mean"))
-        per["bss_vs_0_25"] = 1.0 - per["implied_brier"] / RANDOM_BRIER
-        per = per.reset_index().merge(_coherence(scored_bets, ["agent"]), on="agent", how="left")
-        table = table.merge(per, on="agent", how="outer")
-        if rank_by in _BET_BOOT:
-            rb = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER)
-            if "cohort" not in rb.columns:
-                rb["cohort"] = ""
-            if len(rb):
-                res = cluster_bootstrap(rb, higher_is_better=higher_is_better(rank_by), **_BET_BOOT[rank_by], **opts)
-                tiers[rank_by] = res.table.set_index("agent")["tier"]
+    if scored_bets is None:
+        return BetPart(None, None)
+    per = scored_bets.groupby("agent", sort=True).agg(
+        n_bets=("agent", "size"), n_resolved_bets=("resolved", "sum"), implied_brier=("brier", "mean"),
+        kelly_brier=("brier_kelly", "mean"), stated_brier=("brier_stated", "mean"), win_rate=("won", "mean"))
+    per["bss_vs_0_25"] = 1.0 - per["implied_brier"] / RANDOM_BRIER
+    per = per.reset_index().merge(_coherence(scored_bets, ["agent"]), on="agent", how="left")
+    tier = None
+    if rank_by in _BET_BOOT:
+        rb = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER)
+        if "cohort" not in rb.columns:
+            rb["cohort"] = ""
+        if len(rb):
+            res = cluster_bootstrap(rb, higher_is_better=higher_is_better(rank_by), **_BET_BOOT[rank_by], **opts)
+            tier = res.table.set_index("agent")["tier"]
+    return BetPart(per, tier)
+
+
+def overall_board(
+    forecasts: pd.DataFrame | None,
+    bets: pd.DataFrame,
+    portfolios: pd.DataFrame,
+    *,
+    kinds: Mapping[str, str] | None = None,
+    rank_by: str = DEFAULT_RANK_BY,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_ALPHA,
+    forecast_part: ForecastPart | None = None,
+    bet_part: BetPart | None = None,
+) -> pd.DataFrame:
+    """Per model across cohorts (an agent's name is its model), in OVERALL_COLUMNS, best first.
+
+    The frames are those of `cohort_board` for every cohort, each with a `cohort` column. Forecast and bet scores
+    are pooled over all of a model's rows (a cohort with more resolved questions weighs more); their intervals and
+    the tier come from `stats.cluster_bootstrap`, which resamples cohorts and markets within them. pnl is the
+    total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
+    log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
+    every cohort's questions (a question is a cohort's market@round).
+
+    `forecast_part` and `bet_part`, when given, are `overall_forecast_part(forecasts, ...)` and
+    `overall_bet_part(bets, ...)` with the same options, computed before (a caller keeps them across calls in
+    which only the other frames changed: a price moves the portfolios alone); the board is the same.
+    """
+    options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)
+    _overall_options(rank_by, n_boot, seed, level, alpha)
+    kinds = kinds or {}
+    fpart = forecast_part if forecast_part is not None else overall_forecast_part(forecasts, **options)
+    bpart = bet_part if bet_part is not None else overall_bet_part(bets, **options)
+    table, tiers = fpart.table, dict(fpart.tiers)
+    n_cohorts = pd.concat([fpart.pairs, portfolios[["agent", "cohort"]] if "cohort" in portfolios else None]
+                          ).groupby("agent")["cohort"].nunique().rename("n_cohorts")
+    if bpart.per is not None:
+        table = table.merge(bpart.per, on="agent", how="outer")
+        if bpart.tier is not None:
+            tiers[rank_by] = bpart.tier
     if len(portfolios):
         money = portfolios.assign(
             pnl=portfolios["total_value"].astype(float) - portfolios["starting_balance"].astype(float),
@@ -368,10 +427,10 @@ def overall_board(
                                                    portfolios["starting_balance"].to_numpy(dtype=float))))
         table = table.merge(money.groupby("agent").agg(pnl=("pnl", "sum"), return_pct=("return_pct", "mean"))
                             .reset_index(), on="agent", how="outer")
-    if forecasts is not None and len(forecasts):
-        f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
-        proxy = crowd_proxy(f[["cohort", "agent", "question", "probability"]])
-        table = table.merge(proxy.groupby("agent")["crowd_proxy"].mean().reset_index(), on="agent", how="left")
+    if fpart.proxy is not None:
+        table = table.merge(fpart.proxy, on="agent", how="left")
+    else:
+        table = table.copy()
     if "kind" not in table.columns:
         table["kind"] = None
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
@@ -386,6 +445,8 @@ def overall_board(
 
 __all__ = [
     "BOARD_COLUMNS",
+    "BetPart",
+    "ForecastPart",
     "DEFAULT_RANK_BY",
     "FITTED",
     "KINDS",
@@ -398,5 +459,7 @@ __all__ = [
     "cohort_boards",
     "higher_is_better",
     "overall_board",
+    "overall_bet_part",
+    "overall_forecast_part",
     "rank_with_ties",
 ]

@@ -31,7 +31,7 @@ import orjson
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.scoring.board import cohort_boards
+from arena.scoring.board import cohort_boards, overall_bet_part, overall_forecast_part
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import BoardCacheRow
 
@@ -187,6 +187,28 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     return board
 
 
+# the overall board's forecast and bet parts (`scoring.board.ForecastPart`, `BetPart`) by the key of their frame
+_PARTS: Recent[Any] = Recent(8)
+
+
+def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFrame, bets: pd.DataFrame, *,
+                  options: Mapping[str, Any]) -> dict[str, Any]:
+    """`forecast_part` and `bet_part` for `scoring.board.overall_board(forecasts, bets, ..., **options)`, each
+    kept in this process under the digests of the one frame it is computed from (`digests`: frame name → cohort →
+    a hash of its rows, as `services.frame_cache` gives; in the frames' cohort order). A render after a price
+    moved — the portfolios alone changed — refits neither the forecast part (the fits and bootstraps over every
+    forecast) nor the bet part."""
+    made: dict[str, Any] = {}
+    for name, frame, make in (
+            ("forecast_part", "forecasts", lambda: overall_forecast_part(forecasts, **options)),
+            ("bet_part", "bets", lambda: overall_bet_part(bets, **options))):
+        key = hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
+            [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
+            option=orjson.OPT_SORT_KEYS)).hexdigest()
+        made[name] = _PARTS.get_or_make(key, make)
+    return made
+
+
 def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],
                options: Mapping[str, Any]) -> dict[Any, str]:
     """cohort → its board's key from `inputs` (cohort → a hash naming exactly its rows in the three frames, as
@@ -231,4 +253,4 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
 
 
 __all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode",
-           "decode_many", "encode", "input_keys", "overall_board_cached"]
+           "decode_many", "encode", "input_keys", "overall_board_cached", "overall_parts"]

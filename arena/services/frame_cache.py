@@ -45,7 +45,7 @@ from arena.store.frames import bets_frame, forecast_set_frame, position_frame
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
 
-FORMAT = 3  # of the key and the payload; bump when either changes shape
+FORMAT = 4  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
 _TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
@@ -66,6 +66,10 @@ class Frames:
     # those rows can be keyed by without hashing them (`board_cache.cached_cohort_boards(inputs=...)`). It holds
     # the stored entry's random nonce, so it names those rows in no other database.
     keys: dict[str, str] = field(default_factory=dict)
+    # frame name → cohort name → a hash of that cohort's rows in that frame (their content, `_order` included, so
+    # equal digests for every cohort mean an equal frame): what a result computed from one frame alone can be
+    # kept under across renders in which only the other frames moved (with the cache only)
+    digests: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pandas' own array for strings and times
@@ -79,6 +83,11 @@ class _Entry:
     frames: dict[str, Columns]  # NAMES → the cohort's rows column by column, each with its `_order` column
     nonce: str = field(default_factory=lambda: secrets.token_hex(16))  # names this stored entry in any database
     rows: tuple[np.ndarray, np.ndarray] | None = None  # markets and priced as rows of `_MARKETS` (made on first use)
+    digests: dict[str, str] = field(default_factory=dict)  # NAMES → a hash of that frame's columns (`_digest`)
+
+    def __post_init__(self) -> None:
+        if not self.digests:
+            self.digests = {name: _digest(cols) for name, cols in self.frames.items()}
 
     def market_rows(self, marks: MarketMarks) -> tuple[np.ndarray, np.ndarray]:
         if self.rows is None:
@@ -250,6 +259,16 @@ def _pad(n: int) -> int:
     return -n % 8
 
 
+def _digest(cols: Columns) -> str:
+    """A hash of a cohort's rows of one frame: every column's name, dtype and stored bytes (`_column_bytes`)."""
+    h = hashlib.sha256()
+    for c, arr in cols.items():
+        kind, extra, raw = _column_bytes(arr)
+        h.update(orjson.dumps([c, str(arr.dtype), kind, extra, len(raw)]))
+        h.update(raw)
+    return h.hexdigest()
+
+
 def encode(entry: _Entry) -> bytes:
     blobs: list[bytes] = []
     frames: dict[str, list[list[Any]]] = {}
@@ -260,7 +279,7 @@ def encode(entry: _Entry) -> bytes:
             frames[name].append([c, str(arr.dtype), kind, extra, len(raw)])
             blobs += [raw, b"\0" * _pad(len(raw))]
     header = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
-                           "priced": entry.priced, "frames": frames})
+                           "priced": entry.priced, "digests": entry.digests, "frames": frames})
     header += b" " * _pad(len(header))
     return b"".join([_head(entry.nonce), len(header).to_bytes(8, "little"), header, *blobs])
 
@@ -281,7 +300,7 @@ def decode(payload: bytes) -> _Entry:
             frames[name][c] = _column(dtype, kind, extra, view[at:at + n])
             at += n + _pad(n)
     return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames,
-                  bytes(view[len(MAGIC):HEAD]).decode("ascii"))
+                  bytes(view[len(MAGIC):HEAD]).decode("ascii"), digests=doc["digests"])
 
 
 MEMO_ROWS = 3_000_000
@@ -384,7 +403,8 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
                [keys[cid] for cid in valid], as_of, replace=True)
     named = {names[cid]: hashlib.sha256(f"{keys[cid]} {list(entries[cid].marks)} {entries[cid].nonce}".encode()).hexdigest()
              for cid in ids if cid in keys}
-    return Frames(*(built[n] for n in NAMES), read=tuple(missing), keys=named)
+    digests = {n: {names[cid]: entries[cid].digests[n] for cid in ids if cid in keys} for n in NAMES}
+    return Frames(*(built[n] for n in NAMES), read=tuple(missing), keys=named, digests=digests)
 
 
 __all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "code_digest", "cohort_frames", "decode", "encode"]

@@ -29,7 +29,7 @@ from arena.clock import utc
 from arena.config import TRACKS, track_of
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
 from arena.scoring.stats import DEFAULT_N_BOOT
-from arena.services.board_cache import cached_cohort_boards, overall_board_cached
+from arena.services.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
 from arena.services.frame_cache import cohort_frames
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
@@ -135,7 +135,14 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                    else _with_track(rows, tracks))
         boards.append(CohortBoard(name, status, tracked, key))
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
-        overall = overall_board_cached(frames.keys, lambda: overall_board(forecasts, bets, ports, **opts),
+        def compute() -> pd.DataFrame:
+            # (the parts are kept by the frames' digests: the frames as read, not filtered to a track)
+            parts = (overall_parts(frames.digests, forecasts, bets, options=dict(rank_by=rank_by, n_boot=n_boot,
+                                                                                 seed=seed))
+                     if track is None else {})
+            return overall_board(forecasts, bets, ports, **opts, **parts)
+
+        overall = overall_board_cached(frames.keys, compute,
                                        kinds=kinds, options={**opts, "track": track, "kinds": None},
                                        engine=engine, now=as_of)
     else:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from three_cohorts import LATER, START, simulate_three_cohorts
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, insert, select, text, update
 from sqlmodel import Session
 
 from arena.services import board_cache
@@ -20,7 +20,8 @@ from arena.services.board_cache import KEEP_PER_COHORT, OVERALL, cohort_keys, de
 from arena.services.point_in_time import store_as_of
 from arena.services.score import portfolios_frame
 from arena.services.standings import standings
-from arena.store.tables import AgentRow, BoardCacheRow, CohortRow, ForecastRow, ResolutionRow
+from arena.store.tables import (AgentRow, BoardCacheRow, CohortRow, FillRow, ForecastRow, PriceSnapshotRow,
+                                ResolutionRow)
 from arena.store.frames import bets_frame, forecast_set_frame
 
 N_BOOT = 80
@@ -197,3 +198,39 @@ def test_boards_decoded_together_equal_boards_decoded_one_by_one(engine, clock):
     loaded = store.load([f"k{i}" for i in range(len(boards))])
     assert sorted(loaded) == sorted(f"k{i}" for i in range(len(boards)) if i != 1)
     pd.testing.assert_frame_equal(loaded["k6"], wide, check_exact=True)
+
+
+def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_overall_board(arena_db, monkeypatch):
+    """A new price of a held market moves the holders' portfolios only: the overall board is recomputed from the
+    forecast and bet parts this process kept (by the digests of the frames they came from) and equals the board
+    computed whole; a new forecast moves the forecast frame, whose part is computed again."""
+    mid = START + timedelta(days=9)
+    before = standings(arena_db, mid, n_boot=N_BOOT)
+    made = []
+    for name in ("overall_forecast_part", "overall_bet_part"):
+        real = getattr(board_cache, name)
+        monkeypatch.setattr(board_cache, name, lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
+    with Session(arena_db) as s:  # a market some cohort holds open at `mid`
+        held = s.execute(select(FillRow.market_id, FillRow.outcome).where(FillRow.at <= mid)
+                         .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
+                         .having(func.sum(FillRow.shares) > 0)).first()
+        assert held is not None
+        s.execute(insert(PriceSnapshotRow).values(market_id=held[0], outcome=held[1], price_ppm=123_456,
+                                                  observed_at=mid, fetched_at=mid, source="test"))
+        s.commit()
+    priced = standings(arena_db, mid, n_boot=N_BOOT)
+    assert made == []
+    pnl = lambda b: b.overall.set_index("model")["pnl"].sort_index()  # noqa: E731
+    assert not pnl(priced).equals(pnl(before))  # the board moved with the price: it was computed, not kept
+    whole = standings(arena_db, mid, n_boot=N_BOOT, cache=False)
+    pd.testing.assert_frame_equal(priced.overall, whole.overall, check_exact=True)
+    with Session(arena_db) as s:  # an agent's forecast moves: its frame's digest, so the forecast part, moves
+        row = s.execute(select(ForecastRow).where(ForecastRow.source == "forecast_set", ForecastRow.as_of <= mid)
+                        .order_by(ForecastRow.id)).scalars().first()
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id)
+                  .values(probability=0.99 if row.probability < 0.5 else 0.01))
+        s.commit()
+    moved = standings(arena_db, mid, n_boot=N_BOOT)
+    assert made == ["overall_forecast_part"]
+    pd.testing.assert_frame_equal(moved.overall, standings(arena_db, mid, n_boot=N_BOOT, cache=False).overall,
+                                  check_exact=True)

@@ -71,4 +71,18 @@ def test_a_payload_of_another_format_is_refused_so_the_cohort_is_read_again():
     payload = bytearray(encode(_entry({"bets": {"n": np.arange(3, dtype=np.int64)}})))
     with pytest.raises(ValueError, match="format"):
         decode(b"XXXX" + bytes(payload[4:]))
-    assert frame_cache.FORMAT == 3
+    assert frame_cache.FORMAT == 4
+
+
+def test_each_frame_has_a_digest_of_its_content_that_travels_with_the_entry():
+    cols = {"s": pd.array(["a", None, "b"], dtype="str"), "p": np.array([0.1, 0.2, 0.3]),
+            "_order": np.arange(3, dtype=np.int64)}
+    entry = _entry({"bets": cols, "forecasts": dict(cols)})
+    assert entry.digests["bets"] == entry.digests["forecasts"]
+    back = decode(encode(entry))
+    assert back.digests == entry.digests
+    assert _entry({"bets": dict(cols)}).digests["bets"] == entry.digests["bets"]  # content, not identity
+    for changed in ({**cols, "p": np.array([0.1, 0.2, 0.30000000000000004])},
+                    {**cols, "_order": np.array([0, 2, 1], dtype=np.int64)},
+                    {**cols, "s": pd.array(["a", "", "b"], dtype="str")}):
+        assert _entry({"bets": changed}).digests["bets"] != entry.digests["bets"]

@@ -16,7 +16,9 @@ from arena.scoring.board import (
     RANK_CHOICES,
     check_rank_by,
     cohort_board,
+    overall_bet_part,
     overall_board,
+    overall_forecast_part,
     rank_with_ties,
 )
 from arena.scoring.brier import BSS_MARKET_FLOOR, BSS_MARKET_MIN
@@ -156,6 +158,52 @@ def test_a_forecaster_no_better_than_the_market_cannot_be_told_apart():
     row = board.loc["skilled"]
     assert row["brier_minus_market_lo"] <= 0 <= row["brier_minus_market_hi"]
     assert row["tier"] == board.loc[REF_MARKET, "tier"]
+
+
+# -- the overall board from parts kept across calls ------------------------------------------------------------
+
+
+def _two_cohorts():
+    rng = np.random.default_rng(11)
+    frames = []
+    for c, seed in (("c1", 1), ("c2", 2)):
+        for agent, noise in (("sharp", 0.3), ("blunt", 1.5)):
+            f = _skill_cohort(40, noise, 0.8, seed).assign(agent=agent, cohort=c)
+            frames.append(f)
+    forecasts = pd.concat(frames, ignore_index=True)
+    n = 60
+    bets = pd.DataFrame({
+        "cohort": rng.choice(["c1", "c2"], n), "agent": rng.choice(["sharp", "blunt"], n),
+        "market_id": [f"m{i}" for i in rng.integers(0, 40, n)], "side": rng.choice(["YES", "NO"], n),
+        "amount": rng.uniform(1, 250, n), "max_bet": 250.0, "cash_at_decision": 1000.0,
+        "price_yes_at_bet": rng.uniform(0.05, 0.95, n), "stated_probability": rng.uniform(0, 1, n),
+        "outcome_yes": rng.choice([0.0, 1.0, np.nan], n)})
+    return forecasts, bets
+
+
+@pytest.mark.parametrize("rank_by", ["forecast_brier", "bss_vs_market", "log_score", "implied_brier", "pnl",
+                                     "irt_skill"])
+def test_the_overall_board_from_kept_parts_equals_the_board_computed_whole(rank_by):
+    """A caller keeps the forecast and bet parts while only the portfolios move (a price): the board from those
+    parts and the new portfolios is the board computed from the three frames, and the parts are not changed."""
+    forecasts, bets = _two_cohorts()
+    options = dict(rank_by=rank_by, n_boot=60, seed=4)
+    fpart, bpart = overall_forecast_part(forecasts, **options), overall_bet_part(bets, **options)
+    kept = (fpart.table.copy(), bpart.per.copy())
+    kinds = {"sharp": "llm", "blunt": "baseline"}
+    for total in ([900.0, 1100.0, 1000.0, 1000.0], [950.0, 1300.0, 700.0, 1010.0]):
+        ports = pd.DataFrame({"cohort": ["c1", "c1", "c2", "c2"], "agent": ["sharp", "blunt"] * 2,
+                              "starting_balance": 1000.0, "total_value": total})
+        whole = overall_board(forecasts, bets, ports, kinds=kinds, **options)
+        parted = overall_board(forecasts, bets, ports, kinds=kinds, **options, forecast_part=fpart, bet_part=bpart)
+        pd.testing.assert_frame_equal(whole, parted, check_exact=True)
+        assert whole.set_index("model")["pnl"].to_dict()["sharp"] == total[0] + total[2] - 2000.0
+    pd.testing.assert_frame_equal(fpart.table, kept[0], check_exact=True)
+    pd.testing.assert_frame_equal(bpart.per, kept[1], check_exact=True)
+    # and a part of other frames gives another board: the parts are what the board is made of
+    other = overall_forecast_part(forecasts.assign(probability=1 - forecasts["probability"]), **options)
+    moved = overall_board(forecasts, bets, ports, kinds=kinds, **options, forecast_part=other, bet_part=bpart)
+    assert not moved["forecast_brier"].equals(whole["forecast_brier"])
 
 
 # -- no value outside its documented range ---------------------------------------------------------------------
