@@ -355,7 +355,7 @@ def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFA
         f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
         proxy = crowd_proxy(f[["cohort", "agent", "question", "probability"]]).groupby("agent")["crowd_proxy"].mean(
             ).reset_index()
-    return ForecastPart(table, tiers, scored[["agent", "cohort"]].drop_duplicates(), proxy)
+    return ForecastPart(table, tiers, scored[["agent", "cohort"]].drop_duplicates().reset_index(drop=True), proxy)
 
 
 def overall_bet_part(bets: pd.DataFrame, *, rank_by: str = DEFAULT_RANK_BY, n_boot: int = DEFAULT_N_BOOT,

@@ -31,7 +31,7 @@ import orjson
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.scoring.board import cohort_boards, overall_bet_part, overall_forecast_part
+from arena.scoring.board import BetPart, ForecastPart, cohort_boards, overall_bet_part, overall_forecast_part
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import BoardCacheRow
 
@@ -189,24 +189,65 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
 
 # the overall board's forecast and bet parts (`scoring.board.ForecastPart`, `BetPart`) by the key of their frame
 _PARTS: Recent[Any] = Recent(8)
+PARTS = "(overall board parts)"  # the `cohort` the parts' stored entries are filed under
+
+
+def _series_frame(series: pd.Series | None) -> str | None:
+    return None if series is None else encode(series.rename_axis("agent").rename("value").reset_index())
+
+
+def _frame_series(payload: str | None, name: Any) -> pd.Series | None:
+    return None if payload is None else decode(payload).set_index("agent")["value"].rename(name)
+
+
+def encode_part(part: ForecastPart | BetPart) -> str:
+    """A part as JSON text: its frames each as `encode` writes a board, its tiers as (agent, value) frames."""
+    if isinstance(part, ForecastPart):
+        doc = {"part": "forecast", "table": encode(part.table), "pairs": encode(part.pairs),
+               "proxy": None if part.proxy is None else encode(part.proxy),
+               "tiers": [[name, tier.name, _series_frame(tier)] for name, tier in part.tiers.items()]}
+    else:
+        doc = {"part": "bet", "per": None if part.per is None else encode(part.per),
+               "tier": None if part.tier is None else [part.tier.name, _series_frame(part.tier)]}
+    return orjson.dumps({"format": FORMAT, **doc}).decode()
+
+
+def decode_part(payload: str) -> ForecastPart | BetPart:
+    doc = _doc(payload)
+    if doc["part"] == "forecast":
+        return ForecastPart(decode(doc["table"]), {name: _frame_series(f, label) for name, label, f in doc["tiers"]},
+                            decode(doc["pairs"]), None if doc["proxy"] is None else decode(doc["proxy"]))
+    if doc["part"] == "bet":
+        return BetPart(None if doc["per"] is None else decode(doc["per"]),
+                       None if doc["tier"] is None else _frame_series(doc["tier"][1], doc["tier"][0]))
+    raise ValueError(f"unknown overall board part {doc['part']!r}")
 
 
 def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFrame, bets: pd.DataFrame, *,
-                  options: Mapping[str, Any]) -> dict[str, Any]:
+                  options: Mapping[str, Any], engine: Engine | None = None,
+                  now: datetime | None = None) -> dict[str, Any]:
     """`forecast_part` and `bet_part` for `scoring.board.overall_board(forecasts, bets, ..., **options)`, each
-    kept in this process under the digests of the one frame it is computed from (`digests`: frame name → cohort →
-    a hash of its rows, as `services.frame_cache` gives; in the frames' cohort order). A render after a price
+    kept under the digests of the one frame it is computed from (`digests`: frame name → cohort → a hash of its
+    rows, as `services.frame_cache` gives; in the frames' cohort order) — in this process and, with `engine` (and
+    `now`, stamping the entries' use), in the `board_cache` table, filed under `PARTS`. A render after a price
     moved — the portfolios alone changed — refits neither the forecast part (the fits and bootstraps over every
-    forecast) nor the bet part."""
-    made: dict[str, Any] = {}
-    for name, frame, make in (
-            ("forecast_part", "forecasts", lambda: overall_forecast_part(forecasts, **options)),
-            ("bet_part", "bets", lambda: overall_bet_part(bets, **options))):
-        key = hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
-            [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
-            option=orjson.OPT_SORT_KEYS)).hexdigest()
-        made[name] = _PARTS.get_or_make(key, make)
-    return made
+    forecast) nor the bet part, in a long-running process or a fresh one."""
+    makers = {"forecast_part": ("forecasts", lambda: overall_forecast_part(forecasts, **options)),
+              "bet_part": ("bets", lambda: overall_bet_part(bets, **options))}
+    keys = {name: hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
+        [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
+        option=orjson.OPT_SORT_KEYS)).hexdigest() for name, (frame, _) in makers.items()}
+    found = _PARTS.get_many(keys.values())
+    store = MemoTable(engine, _TABLE, encode_part, decode_part, keep=KEEP_PER_COHORT,
+                      what="board cache") if engine is not None and now is not None else None
+    if store is not None and len(found) < len(keys):
+        found.update(store.load([k for k in keys.values() if k not in found]))
+    made = {name: makers[name][1]() for name, key in keys.items() if key not in found}
+    if store is not None:
+        store.save({keys[name]: (PARTS, part) for name, part in made.items()},
+                   [k for k in keys.values() if k in found], now)  # type: ignore[arg-type]
+    _PARTS.put_many({**found, **{keys[name]: part for name, part in made.items()}})
+    return {name: made[name] if name in made else found[key] for name, key in keys.items()}
 
 
 def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],
@@ -252,5 +293,6 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
     return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
-__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "cached_cohort_boards", "code_digest", "cohort_keys", "decode",
-           "decode_many", "encode", "input_keys", "overall_board_cached", "overall_parts"]
+__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "PARTS", "cached_cohort_boards", "code_digest", "cohort_keys",
+           "decode", "decode_many", "decode_part", "encode", "encode_part", "input_keys", "overall_board_cached",
+           "overall_parts"]

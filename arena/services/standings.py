@@ -137,8 +137,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         def compute() -> pd.DataFrame:
             # (the parts are kept by the frames' digests: the frames as read, not filtered to a track)
-            parts = (overall_parts(frames.digests, forecasts, bets, options=dict(rank_by=rank_by, n_boot=n_boot,
-                                                                                 seed=seed))
+            parts = (overall_parts(frames.digests, forecasts, bets, engine=engine, now=as_of,
+                                   options=dict(rank_by=rank_by, n_boot=n_boot, seed=seed))
                      if track is None else {})
             return overall_board(forecasts, bets, ports, **opts, **parts)
 

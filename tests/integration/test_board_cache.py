@@ -16,7 +16,10 @@ from arena.services import board_cache
 from arena.services import standings as standings_module
 from arena.store.memo import forget_all
 from arena.store.memo import MemoTable
-from arena.services.board_cache import KEEP_PER_COHORT, OVERALL, cohort_keys, decode, encode
+from arena.scoring.board import overall_bet_part, overall_board, overall_forecast_part
+from arena.services.board_cache import (KEEP_PER_COHORT, OVERALL, PARTS, cohort_keys, decode, decode_part, encode,
+                                        encode_part)
+from arena.services.frame_cache import cohort_frames
 from arena.services.point_in_time import store_as_of
 from arena.services.score import portfolios_frame
 from arena.services.standings import standings
@@ -42,7 +45,7 @@ def _same(a, b) -> None:
 
 def _entries(engine, *, overall: bool = False) -> int:
     """Stored cohort boards (with `overall`: stored overall boards)."""
-    kept = (BoardCacheRow.cohort == OVERALL) if overall else (BoardCacheRow.cohort != OVERALL)
+    kept = (BoardCacheRow.cohort == OVERALL) if overall else BoardCacheRow.cohort.not_in([OVERALL, PARTS])
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(BoardCacheRow).where(kept)).scalar_one()
 
@@ -53,6 +56,9 @@ def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monke
     cold = standings(arena_db, LATER, n_boot=N_BOOT)
     assert _entries(arena_db) == len(computed.cohorts) == 3
     assert _entries(arena_db, overall=True) == 1
+    with arena_db.connect() as conn:  # the overall board's forecast and bet parts, stored beside it
+        assert conn.execute(select(func.count()).select_from(BoardCacheRow)
+                            .where(BoardCacheRow.cohort == PARTS)).scalar_one() == 2
     # warm: no cohort is recomputed (the scoring function is not even called) and the boards are the same
     monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
     warm = standings(arena_db, LATER, n_boot=N_BOOT)
@@ -130,6 +136,7 @@ def test_entries_per_cohort_are_bounded(arena_db):
     with arena_db.connect() as conn:
         per = dict(conn.execute(select(BoardCacheRow.cohort, func.count()).group_by(BoardCacheRow.cohort)).all())
     assert per.pop(OVERALL) == KEEP_PER_COHORT
+    assert per.pop(PARTS) == KEEP_PER_COHORT  # (a forecast and a bet part per seed: the newest kept)
     assert len(per) == 3 and set(per.values()) == {KEEP_PER_COHORT}
 
 
@@ -224,6 +231,16 @@ def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_over
     assert not pnl(priced).equals(pnl(before))  # the board moved with the price: it was computed, not kept
     whole = standings(arena_db, mid, n_boot=N_BOOT, cache=False)
     pd.testing.assert_frame_equal(priced.overall, whole.overall, check_exact=True)
+    forget_all()  # a fresh process (`arena render` from cron) reads both parts from the store
+    with Session(arena_db) as s:
+        s.execute(insert(PriceSnapshotRow).values(market_id=held[0], outcome=held[1], price_ppm=654_321,
+                                                  observed_at=mid, fetched_at=mid, source="test, later"))
+        s.commit()
+    fresh = standings(arena_db, mid, n_boot=N_BOOT)
+    assert made == []
+    assert not pnl(fresh).equals(pnl(priced))
+    pd.testing.assert_frame_equal(fresh.overall, standings(arena_db, mid, n_boot=N_BOOT, cache=False).overall,
+                                  check_exact=True)
     with Session(arena_db) as s:  # an agent's forecast moves: its frame's digest, so the forecast part, moves
         row = s.execute(select(ForecastRow).where(ForecastRow.source == "forecast_set", ForecastRow.as_of <= mid)
                         .order_by(ForecastRow.id)).scalars().first()
@@ -234,3 +251,31 @@ def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_over
     assert made == ["overall_forecast_part"]
     pd.testing.assert_frame_equal(moved.overall, standings(arena_db, mid, n_boot=N_BOOT, cache=False).overall,
                                   check_exact=True)
+
+
+def test_the_overall_board_parts_round_trip_through_their_stored_text(arena_db):
+    """Both parts, as stored, decode to equal frames and tiers (every rank key's tier kind: forecast, proper score,
+    bet metric), and a payload of another kind is refused."""
+    with Session(arena_db) as s:
+        cohorts = [tuple(r) for r in s.execute(select(CohortRow.id, CohortRow.name).order_by(CohortRow.id)).all()]
+    frames = cohort_frames(arena_db, cohorts, LATER)
+    assert len(frames.forecasts) and len(frames.bets)
+    for rank_by in ("forecast_brier", "log_score", "implied_brier"):
+        options = dict(rank_by=rank_by, n_boot=N_BOOT, seed=3)
+        fpart = overall_forecast_part(frames.forecasts, **options)
+        bpart = overall_bet_part(frames.bets, **options)
+        fback, bback = decode_part(encode_part(fpart)), decode_part(encode_part(bpart))
+        for x, y in ((fpart.table, fback.table), (fpart.pairs, fback.pairs), (fpart.proxy, fback.proxy),
+                     (bpart.per, bback.per)):
+            pd.testing.assert_frame_equal(x, y, check_exact=True)
+        assert list(fpart.tiers) == list(fback.tiers) and fpart.tiers
+        for name, tier in fpart.tiers.items():
+            pd.testing.assert_series_equal(tier, fback.tiers[name], check_exact=True)
+        assert (bpart.tier is None) == (rank_by != "implied_brier") == (bback.tier is None)
+        if bpart.tier is not None:
+            pd.testing.assert_series_equal(bpart.tier, bback.tier, check_exact=True)
+        whole = overall_board(frames.forecasts, frames.bets, frames.portfolios, **options)
+        pd.testing.assert_frame_equal(whole, overall_board(frames.forecasts, frames.bets, frames.portfolios, **options,
+                                                           forecast_part=fback, bet_part=bback), check_exact=True)
+    with pytest.raises((ValueError, KeyError)):
+        decode_part(encode(whole))  # a board's payload is not a part
