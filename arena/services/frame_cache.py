@@ -167,7 +167,7 @@ def _frame(parts: list[Columns]) -> pd.DataFrame | None:
 # how many and how the dtype stores them), rebuilt in C from those buffers when the dtype is stored by Arrow;
 # "j" anything else, its values in the header. No string is parsed from JSON nor made a Python object on the way
 # to an Arrow column, and no column is built value by value: 40 entries of a 40-cohort site decode 4.4x faster
-# than as JSON, and 1,000 entries of a 1,000-cohort site 1.7x faster than with the values in the header
+# than as JSON, and 1,000 entries of a 1,000-cohort site 1.2x faster than with the values in the header
 # (docs/scaling.md).
 
 MAGIC = b"AFC" + str(FORMAT).encode()
