@@ -273,7 +273,7 @@ def main() -> None:
               f"[goal ≤ {GOAL_SECONDS:.0f} s: {'met' if best <= GOAL_SECONDS else 'MISSED'}]")
         print("  stages of the last run: " + ", ".join(f"{k} {v:.2f}" for k, v in scheduled.stages.items()))
         forget_all()  # the check below is computed from the facts alone
-        check = render_site(engine, Path(d) / "check", as_of, statistics="none", full=True)
+        render_site(engine, Path(d) / "check", as_of, statistics="none", full=True)
         same = files(Path(d) / "site0") == files(Path(d) / "check")
         print(f"  the folder after the scheduled renders equals a full render: {'yes' if same else 'NO'}")
         assert same

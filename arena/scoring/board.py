@@ -408,12 +408,12 @@ def overall_board(
     `overall_bet_part(bets, ...)` with the same options, computed before (a caller keeps them across calls in
     which only the other frames changed: a price moves the portfolios alone); the board is the same.
     """
+    check_rank_by(rank_by)
     options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)
-    _overall_options(rank_by, n_boot, seed, level, alpha)
     kinds = kinds or {}
     fpart = forecast_part if forecast_part is not None else overall_forecast_part(forecasts, **options)
     bpart = bet_part if bet_part is not None else overall_bet_part(bets, **options)
-    table, tiers = fpart.table, dict(fpart.tiers)
+    table, tiers = fpart.table.copy(), dict(fpart.tiers)  # (a kept part is never changed)
     n_cohorts = pd.concat([fpart.pairs, portfolios[["agent", "cohort"]] if "cohort" in portfolios else None]
                           ).groupby("agent")["cohort"].nunique().rename("n_cohorts")
     if bpart.per is not None:
@@ -429,8 +429,6 @@ def overall_board(
                             .reset_index(), on="agent", how="outer")
     if fpart.proxy is not None:
         table = table.merge(fpart.proxy, on="agent", how="left")
-    else:
-        table = table.copy()
     if "kind" not in table.columns:
         table["kind"] = None
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]

@@ -181,9 +181,9 @@ HEAD = len(_head("0" * 32))
 
 
 def _strings(arr: Any) -> tuple[dict[str, Any], bytes] | None:
-    """A string column as ({how many distinct values and rows, storage, missing value}, its bytes: int32 codes (-1 for
-    missing), padded to 8 bytes, the distinct values' int64 offsets and their UTF-8 bytes), or None when it is not
-    one (the dtype's name alone does not say how it is stored: "string" is either)."""
+    """A string column as ({how many distinct values and rows, storage, missing value}, its bytes: int32 codes
+    (-1 for missing), padded to 8 bytes, the distinct values' int64 offsets and their UTF-8 bytes), or None when it
+    is not one (the dtype's name alone does not say how it is stored: "string" is either)."""
     dtype = arr.dtype
     if not isinstance(dtype, pd.StringDtype):
         return None

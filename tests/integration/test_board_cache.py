@@ -216,7 +216,8 @@ def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_over
     made = []
     for name in ("overall_forecast_part", "overall_bet_part"):
         real = getattr(board_cache, name)
-        monkeypatch.setattr(board_cache, name, lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
+        monkeypatch.setattr(board_cache, name,
+                            lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
     with Session(arena_db) as s:  # a market some cohort holds open at `mid`
         held = s.execute(select(FillRow.market_id, FillRow.outcome).where(FillRow.at <= mid)
                          .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
