@@ -259,12 +259,20 @@ def _pad(n: int) -> int:
     return -n % 8
 
 
-def _digest(cols: Columns) -> str:
-    """A hash of a cohort's rows of one frame: every column's name, dtype and stored bytes (`_column_bytes`)."""
-    h = hashlib.sha256()
+def _stored(cols: Columns) -> list[tuple[list[Any], bytes]]:
+    """Each column of a frame as it is stored: its header record [name, dtype, kind, extra, length] and its bytes."""
+    out = []
     for c, arr in cols.items():
         kind, extra, raw = _column_bytes(arr)
-        h.update(orjson.dumps([c, str(arr.dtype), kind, extra, len(raw)]))
+        out.append(([c, str(arr.dtype), kind, extra, len(raw)], raw))
+    return out
+
+
+def _digest(cols: Columns) -> str:
+    """A hash of a cohort's rows of one frame: every column as it is stored (`_stored`)."""
+    h = hashlib.sha256()
+    for record, raw in _stored(cols):
+        h.update(orjson.dumps(record))
         h.update(raw)
     return h.hexdigest()
 
@@ -274,9 +282,8 @@ def encode(entry: _Entry) -> bytes:
     frames: dict[str, list[list[Any]]] = {}
     for name, cols in entry.frames.items():
         frames[name] = []
-        for c, arr in cols.items():
-            kind, extra, raw = _column_bytes(arr)
-            frames[name].append([c, str(arr.dtype), kind, extra, len(raw)])
+        for record, raw in _stored(cols):
+            frames[name].append(record)
             blobs += [raw, b"\0" * _pad(len(raw))]
     header = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
                            "priced": entry.priced, "digests": entry.digests, "frames": frames})
