@@ -303,7 +303,7 @@ def _unchanged_gamma(read: _Read, mid: str, stored: repo.StoredPayload | None, n
 def _read_gamma(entry: Listed, now: datetime) -> _Read:
     """What a sync reads of one listed Gamma market before it knows whether to parse it: from its head (see
     `venues.listing`) its native id, fingerprint and volatile figures; an entry without a head is parsed."""
-    head = entry.head
+    head = entry.take_head()
     if head is None:
         return _Read(entry, None, None, None)
     native = _gamma_native_id(head.id)

@@ -257,6 +257,36 @@ def test_skipping_unchanged_payloads_stores_what_parsing_every_payload_stores(en
     assert narrow.ok == 10 and narrow.filtered > 0
 
 
+def test_a_sync_holds_no_listed_head_once_it_is_read(engines, monkeypatch):
+    # each head is read once (id, fingerprint, activity figures) and then forgotten by its entry, so a sync of
+    # 10k markets does not keep 10k heads of ~40 fields alive; the second sync still takes every unchanged
+    # payload without a parse
+    reuse_db, _ = engines
+    venue = Venue()
+    venue.listing = listing()
+    clock = FixedClock(NOW)
+    client = PolymarketClient.with_transport(httpx.MockTransport(venue.handler), clock=clock, sleep=lambda s: None)
+    seen: list = []
+    real = client.iter_listed_markets
+
+    def recorded(**kw):  # type: ignore[no-untyped-def]
+        for entry in real(**kw):
+            assert entry.head is not None  # the client yields it with its head
+            seen.append(entry)
+            yield entry
+
+    monkeypatch.setattr(client, "iter_listed_markets", recorded)
+    parses = Parses(monkeypatch)
+    first = sync.sync_polymarket(reuse_db, client, clock, ALL, candidates=1000)
+    assert len(seen) == len(venue.listing) and all(e.head is None for e in seen)
+    seen.clear()
+    parses.count = 0
+    clock.advance(timedelta(minutes=15))
+    second = sync.sync_polymarket(reuse_db, client, clock, ALL, candidates=1000)
+    assert all(e.head is None for e in seen) and len(seen) == len(venue.listing)
+    assert second.ok == first.ok and parses.count == first.skipped + first.failed + first.filtered
+
+
 def test_the_payload_fingerprint_migration_upgrades_and_downgrades(engine):
     from sqlalchemy import inspect
 

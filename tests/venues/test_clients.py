@@ -121,6 +121,11 @@ def test_listed_markets_are_the_listing_as_bytes_with_heads(many_markets, sample
     assert [e.row() for e in entries] == rows == many_markets
     assert all(e.head is not None and e.head.id == row["id"] and e.span is not None for e, row in zip(entries, rows))
     assert [str(r.url) for r in listed_log] == [str(r.url) for r in log]
+    # a sync takes each head once: the entry forgets it, and its bytes still decode whole
+    first = entries[0]
+    head = first.take_head()
+    assert head is not None and head.id == rows[0]["id"]
+    assert first.head is None and first.take_head() is None and first.row() == rows[0]
 
 
 def test_a_page_msgspec_refuses_is_decoded_as_before(sample, sample_text):
