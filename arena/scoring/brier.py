@@ -7,6 +7,7 @@ unresolved or void (excluded everywhere). Pure and vectorised; imports only nump
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -47,14 +48,22 @@ def max_bet(cash: ArrayLike, fraction: float = MAX_BET_FRACTION) -> Any:
     return _scalar_or_array(c * fraction, cash)
 
 
+_PLAIN = (int, float)  # Python numbers (not bool, not Decimal): read without numpy
+
+
 def implied_confidence(amount: ArrayLike, max_bet: ArrayLike) -> Any:
     """Confidence implied by bet size, in [0, 1]: amount / max_bet, clipped (both in USD).
 
     A maximum bet means 100 %. NaN where max_bet ≤ 0 or either input is NaN: with no room to bet there is no
     size to read a confidence from.
     """
+    if amount.__class__ in _PLAIN and max_bet.__class__ in _PLAIN:  # one bet (a page's action row): no arrays
+        a, m = float(amount), float(max_bet)
+        if not m > 0 or a != a:
+            return math.nan
+        return min(max(a / m, 0.0), 1.0)
     a, m = np.broadcast_arrays(_floats(amount), _floats(max_bet))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a huge bet over a tiny max: 100 %
         c = np.where(m > 0, a / m, np.nan)
     return _scalar_or_array(np.clip(c, 0.0, 1.0), amount)
 

@@ -56,6 +56,18 @@ def test_implied_confidence_of_scalars_is_a_float() -> None:
     assert isinstance(c, float) and c == 0.5
 
 
+def test_implied_confidence_of_one_bet_is_the_array_path_element_for_element() -> None:
+    # one bet (a page's action) is read without numpy: the same number, or NaN, as the vectorised path gives
+    inf, nan = math.inf, math.nan
+    values = [0, 1, 3, 7, 1_250, 2_500, 3_000, 10**15 + 7, -5, 0.1, 1e-300, 1e308, -0.0, inf, -inf, nan]
+    pairs = [(a, m) for a in values for m in values]
+    vectorised = implied_confidence([a for a, _ in pairs], [m for _, m in pairs])
+    for (a, m), v in zip(pairs, vectorised):
+        one = implied_confidence(a, m)
+        assert isinstance(one, float)
+        assert (math.isnan(one) and math.isnan(v)) or one == v, (a, m, one, v)
+
+
 # --- f_YES ------------------------------------------------------------------------------------------------------
 
 
