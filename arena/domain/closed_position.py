@@ -35,6 +35,9 @@ class ClosedPosition:
     closed_at: datetime  # time of its last fill, as stored (a naive one is UTC)
 
 
+_BUY = FillKind.BUY.value
+
+
 def _as_utc(t: datetime) -> datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
@@ -44,16 +47,18 @@ def closed_positions(fills: Iterable[FillFacts]) -> tuple[ClosedPosition, ...]:
     oldest close first (then by market and outcome)."""
     acc: dict[tuple[str, str], list] = {}  # shares, bought, returned, realized, last kind, last at
     for f in fills:
-        a = acc.get((f.market_id, f.outcome))
+        key = (f.market_id, f.outcome)
+        a = acc.get(key)
         if a is None:
-            a = acc[(f.market_id, f.outcome)] = [0, 0, 0, 0, "", None]
+            a = acc[key] = [0, 0, 0, 0, "", None]
+        kind, cash = f.kind, f.cash_micros
         a[0] += f.shares
-        if f.kind == FillKind.BUY.value:
+        if kind == _BUY:
             a[1] += f.cost_micros
         else:
-            a[2] += f.cash_micros
-        a[3] += f.cash_micros
-        a[4], a[5] = f.kind, f.at
+            a[2] += cash
+        a[3] += cash
+        a[4], a[5] = kind, f.at
     out = [ClosedPosition(mid, outcome, int(a[1]), int(a[2]), int(a[3]), a[4], a[5])
            for (mid, outcome), a in acc.items() if a[0] == 0]
     out.sort(key=lambda c: (_as_utc(c.closed_at), c.market_id, c.outcome))

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -148,6 +148,24 @@ class AgentPage:
     skill_luck: SkillLuck | None = None  # None: no bet yet
 
 
+class _Fill(NamedTuple):
+    """A stored fill as the agent pages read it. A tuple rather than the database row: `closed_positions` reads
+    fields by name, 0.33 µs each on a row (1,000 agents' 24k fills grouped and folded: 80 ms on rows, 36 ms
+    made into these tuples first)."""
+
+    id: int
+    agent_id: int
+    at: datetime
+    kind: str
+    market_id: str
+    outcome: str
+    shares: int
+    price_ppm: int
+    cash_micros: int
+    cost_micros: int
+    decision_id: int | None
+
+
 def _amount_micros(text: Any) -> int | None:
     """A stake as the decision recorded it (a decimal string of USD) in micro-USD; None if it is not one."""
     if type(text) is str and text.isdigit():
@@ -192,7 +210,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
         fq = select(FillRow.id, FillRow.agent_id, FillRow.at, FillRow.kind, FillRow.market_id, FillRow.outcome,
                     FillRow.shares, FillRow.price_ppm, FillRow.cash_micros, FillRow.cost_micros,
                     FillRow.decision_id).order_by(FillRow.id)
-        fills = conn.execute(where_in(fq, FillRow.agent_id, ids)).all()
+        fills = [_Fill._make(r) for r in conn.execute(where_in(fq, FillRow.agent_id, ids))]
         dq = select(DecisionRow.id, DecisionRow.agent_id, DecisionRow.round_key, DecisionRow.status,
                     DecisionRow.as_of, DecisionRow.completed_at, DecisionRow.cash_at_start_micros,
                     DecisionRow.max_bet_micros, DecisionRow.sizing_version, DecisionRow.actions,

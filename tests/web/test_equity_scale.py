@@ -50,3 +50,16 @@ def test_no_dominant_curve_keeps_the_axis_linear():
 def test_a_curve_that_reaches_zero_stays_linear():
     chart = equity_chart("Equity", [("bust", _curve(10_000, 0)), ("up", _curve(10_000, 50_000))], START)
     assert chart.title == "Equity"
+
+
+def test_a_stored_time_is_read_as_utc_whether_naive_or_aware():
+    # SQLite gives naive UTC times, PostgreSQL aware ones (in any zone): the same instant is the same second
+    from arena.web.charts import epoch
+
+    plus2 = timezone(timedelta(hours=2))
+    for t in (T0, T0 + timedelta(microseconds=123_457), datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=timezone.utc),
+              datetime(2262, 4, 11, 23, 47, 16, 854_775, tzinfo=timezone.utc)):
+        want = t.timestamp()
+        assert epoch(t) == want
+        assert epoch(t.replace(tzinfo=None)) == want
+        assert epoch(t.astimezone(plus2)) == want
