@@ -145,7 +145,7 @@ def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPay
     element by psycopg, or a JSON array, cost more) and the times read as UTC text, which `datetime.fromisoformat`
     reads faster than the driver makes and converts aware datetimes (PostgreSQL at 30k markets: 0.24–0.30 s
     against 0.48–0.50 s). SQLite's times are the text SQLAlchemy stores them as ("2026-11-01 09:00:00.000000")."""
-    ids = list(set(ids))
+    ids = list(dict.fromkeys(ids))  # in the order given (a listing's: 10k SQLite lookups 22.5 → 19.4 ms)
     if not ids:
         return {}
     conn = session.connection()
