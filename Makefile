@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(BIN)/arena demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Debian's Chromium for the browser test (tests/web/test_browser.py skips without it). Needs root.
 browser:

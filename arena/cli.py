@@ -51,9 +51,9 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.agents.baselines import demo_lineup
     from arena.domain.sizing import CohortRules
     from arena.report import LEGEND, boards_report
-    from arena.services.cohorts import LineupEntry
-    from arena.services.simulation import simulate
-    from arena.services.standings import standings
+    from arena.usecases.cohorts import LineupEntry
+    from arena.usecases.simulation import simulate
+    from arena.read.standings import standings
     from arena.store.engine import data_dir, open_store
     from arena.venues.simulated import SimulatedUniverse
 
@@ -68,7 +68,7 @@ def _demo(args: argparse.Namespace) -> int:
     rules = CohortRules(decision_weeks=args.decision_weeks)
     if args.replay:
         from arena.agents.baselines import replay_lineup
-        from arena.services.simulation import ReplayTimeVenue
+        from arena.usecases.simulation import ReplayTimeVenue
         from arena.venues.replay import ReplayVenue
 
         replay = ReplayVenue.from_path(args.replay, skip_malformed=True)  # read before any database is touched
@@ -141,7 +141,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sync(args: argparse.Namespace) -> int:
     from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
-    from arena.services import venue_registry
+    from arena.usecases import venue_registry
     from arena.store.engine import open_store
     from arena.venues.http import VenueHTTP
 
@@ -182,7 +182,7 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from arena.services.export import export_replay, export_tables
+    from arena.read.export import export_replay, export_tables
     from arena.store.engine import open_existing_store
 
     engine = open_existing_store(args.db)
@@ -220,7 +220,7 @@ def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore
     clock = _clock(args)
     mark = config.schedule.overrides().get("mark")
     mark_every = timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
-    from arena.services.venue_registry import LIVE_VENUES
+    from arena.usecases.venue_registry import LIVE_VENUES
 
     venues = tuple(getattr(args, "venue", None) or LIVE_VENUES)
     return configure(Runtime(
@@ -235,15 +235,15 @@ def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore
 
 def _endpoint_limits(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The --endpoint-limit values of a command that decides, parsed (None when it has none)."""
-    from arena.services.endpoint_slots import EndpointLimits
+    from arena.ops.endpoint_slots import EndpointLimits
 
     specs = getattr(args, "endpoint_limit", None)
     return EndpointLimits.parse(specs) if specs else None
 
 
 def _cohort(args: argparse.Namespace) -> int:
-    from arena.services.cohorts import week_start
-    from arena.services.lifecycle import check_universe, start_current_cohort
+    from arena.usecases.cohorts import week_start
+    from arena.usecases.lifecycle import check_universe, start_current_cohort
     from arena.store.engine import open_store
 
     try:
@@ -270,7 +270,7 @@ def _round(args: argparse.Namespace) -> int:
     import os
     from collections import Counter
 
-    from arena.services.lifecycle import RetryPolicy, deciding_cohorts, decision_round, pending
+    from arena.usecases.lifecycle import RetryPolicy, deciding_cohorts, decision_round, pending
     from arena.store.engine import open_store
 
     clock = _clock(args)
@@ -315,7 +315,7 @@ def _live_books(clock):  # type: ignore[no-untyped-def]
 
     def book(token_id: str):  # type: ignore[no-untyped-def]
         if not client:
-            from arena.services.venue_registry import client_for
+            from arena.usecases.venue_registry import client_for
 
             client.append(client_for("polymarket", clock))
         return client[0].book(token_id)
@@ -345,7 +345,7 @@ def _jobs(args: argparse.Namespace) -> int:
         out = run_now(args.name)
         print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}{(' ' + out.error) if out.error else ''}")
         return 0 if out.status in ("ok", "skipped", "incomplete") else 1
-    from arena.services.operations import recent_runs
+    from arena.ops.operations import recent_runs
 
     sch = build_scheduler(rt, manual=True, schedule=rt.config.schedule.overrides())
     sch.start(paused=True)
@@ -416,8 +416,8 @@ def _worker(args: argparse.Namespace) -> int:
     import threading
 
     from arena.jobs.scheduler import run_now
-    from arena.services.endpoint_slots import EndpointLimits
-    from arena.services.worker import Worker
+    from arena.ops.endpoint_slots import EndpointLimits
+    from arena.ops.worker import Worker
 
     rt = _runtime(args)
     limits = rt.endpoint_limits or EndpointLimits()
@@ -514,7 +514,7 @@ def _replay_run(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from arena.services.forecast_file import score_command
+    from arena.read.forecast_file import score_command
 
     return score_command(args.file, args.out, args.leave_one_out, sys.stdout, sys.stderr, args.bootstrap, args.seed)
 
@@ -531,7 +531,7 @@ def _compact(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
     from arena.clock import SystemClock
-    from arena.services.compaction import compact_snapshots
+    from arena.ops.compaction import compact_snapshots
     from arena.store.engine import open_store
 
     report = compact_snapshots(open_store(args.db), SystemClock().now(), timedelta(days=args.retention_days),
@@ -546,7 +546,7 @@ FORMATS = ("text", "csv", "json")
 def _leaderboard(args: argparse.Namespace) -> int:
     from arena.report import LEGEND, boards_report
     from arena.scoring.board import RANK_CHOICES
-    from arena.services.standings import boards_csv, standings
+    from arena.read.standings import boards_csv, standings
     from arena.store.engine import open_existing_store
 
     if args.format not in FORMATS:
@@ -584,7 +584,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     import json
 
-    from arena.services.ablation import compare, compare_text
+    from arena.read.ablation import compare, compare_text
     from arena.store.engine import open_existing_store
 
     if args.format not in FORMATS or args.format == "csv":
@@ -607,7 +607,7 @@ ENDPOINT_LIMIT_HELP = ("at most N model calls in flight per endpoint — across 
 
 def parser() -> argparse.ArgumentParser:
     from arena.jobs import JOB_NAMES  # the job registry (pure data: no scheduler imports)
-    from arena.services.venue_registry import LIVE_VENUES, VENUE_NAMES as VENUES
+    from arena.usecases.venue_registry import LIVE_VENUES, VENUE_NAMES as VENUES
 
     p = ArenaArgumentParser(prog="arena", description="Paper-trading arena for forecasting agents. Databases are "
                             "written in the data directory (ARENA_DATA_DIR, else ./db) unless --db names one.")

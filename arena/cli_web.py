@@ -61,7 +61,7 @@ def serve_command(args: argparse.Namespace) -> int:
     """`arena serve [--db URL] [--host H] [--port P] [--as-of T]`: serve the site live from the database, or as
     it stood at T (the store as of T is read once, at start)."""
     from arena.clock import FixedClock
-    from arena.services.point_in_time import store_as_of
+    from arena.read.point_in_time import store_as_of
     from arena.store.engine import open_existing_store
     from arena.web.serve import serve
 

@@ -22,9 +22,9 @@ from arena.domain.market import YES, Market, Quote
 from arena.domain.sizing import CohortRules
 from arena.domain.valuation import value_position
 from arena.money import Money, Price
-from arena.services import ingest
-from arena.services.cohorts import LineupEntry, start_cohort
-from arena.services.mark import mark_to_market
+from arena.usecases import ingest
+from arena.usecases.cohorts import LineupEntry, start_cohort
+from arena.usecases.mark import mark_to_market
 from arena.store import repo
 from arena.store.engine import make_engine, migrate, session_scope
 from arena.store.tables import AgentRow, FillRow, PortfolioSnapshotRow, PriceSnapshotRow

@@ -50,8 +50,8 @@ def frames(cohorts: int, agents: int, out: Path) -> Path:
     from sqlalchemy import select
     from sqlmodel import Session
 
-    from arena.services.frame_cache import cohort_frames
-    from arena.services.point_in_time import copy_as_of
+    from arena.cache.frame_cache import cohort_frames
+    from arena.read.point_in_time import copy_as_of
     from arena.store.engine import make_engine
     from arena.store.tables import AgentRow, CohortRow
 

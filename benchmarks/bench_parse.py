@@ -126,8 +126,8 @@ def sync_pages(engine, pages: list[bytes], at: datetime) -> dict:
     as `sync._run` pauses it. (The stage view used by bench_scale_pg's storage part.)"""
     import orjson
 
-    from arena.services import ingest
-    from arena.services.sync import paused_gc
+    from arena.usecases import ingest
+    from arena.usecases.sync import paused_gc
     from arena.store.engine import session_scope
 
     with paused_gc():
@@ -191,7 +191,7 @@ def timed_sync(engine, pages: list[bytes], at: datetime, reuse: bool) -> dict:  
     """`sync.sync_polymarket` end to end (decode, fingerprint or parse, selection, ingest) over `pages`."""
     from arena.clock import FixedClock
     from arena.domain.universe import UniverseRules
-    from arena.services import sync
+    from arena.usecases import sync
 
     n = sum(1 for _ in PagesClient(pages).iter_markets())
     rules = UniverseRules(top_n=n, horizon_days=365, exclude_keywords=())

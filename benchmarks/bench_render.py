@@ -30,7 +30,7 @@ from sqlalchemy import delete, insert, select
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from arena.domain.sizing import SIZING_VERSION, CohortRules  # noqa: E402
-from arena.services.point_in_time import copy_as_of, store_as_of  # noqa: E402
+from arena.read.point_in_time import copy_as_of, store_as_of  # noqa: E402
 from arena.store.engine import make_engine, migrate  # noqa: E402
 from arena.store.tables import (  # noqa: E402
     AgentRow,

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_render  # noqa: E402
-from arena.services.point_in_time import copy_as_of  # noqa: E402
+from arena.read.point_in_time import copy_as_of  # noqa: E402
 from arena.store.engine import make_engine, session_scope  # noqa: E402
 from arena.store.memo import forget_all  # noqa: E402
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow,  # noqa: E402
@@ -98,7 +98,7 @@ def forget_slices() -> None:
     """Forget what the incremental render keeps per cohort in the process (agent standings, skill vs luck, market
     sets, the model comparisons' pair rows), so a render computes them again as every render did before; the frame
     and board caches stay warm, as they were."""
-    from arena.services import agent_standings, models, standings
+    from arena.read import agent_standings, models, standings
     from arena.web import boards, page_keys, skill_luck
 
     for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS, models._PAIRS,

@@ -23,8 +23,8 @@ from standin import StandinServer, hold_responder  # noqa: E402
 from arena.config import parse_config  # noqa: E402
 from arena.domain.market import YES, Market, Quote  # noqa: E402
 from arena.money import Price  # noqa: E402
-from arena.services import ingest  # noqa: E402
-from arena.services.lifecycle import decision_round, start_current_cohort  # noqa: E402
+from arena.usecases import ingest  # noqa: E402
+from arena.usecases.lifecycle import decision_round, start_current_cohort  # noqa: E402
 from arena.store.engine import open_store, session_scope  # noqa: E402
 
 SUNDAY = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -123,7 +123,7 @@ def bench_sync(url: str, n: int, repeat: int = 1) -> None:
 def bench_storage(engine, n: int, changing: float) -> None:  # type: ignore[no-untyped-def]
     from arena.domain.market import YES, Market, Quote
     from arena.money import Price
-    from arena.services import ingest
+    from arena.usecases import ingest
     from arena.store.engine import session_scope
 
     rng = np.random.default_rng(3)
@@ -269,8 +269,8 @@ def load() -> str:
 def bench_mark(engine, cohorts: int) -> None:  # type: ignore[no-untyped-def]
     from unittest import mock
 
-    from arena.services import mark
-    from arena.services.mark import mark_to_market
+    from arena.usecases import mark
+    from arena.usecases.mark import mark_to_market
 
     as_of = T0 + timedelta(hours=1)
     t = time.perf_counter()
@@ -309,7 +309,7 @@ def change_one_cohort(engine, n: int = 0) -> None:  # type: ignore[no-untyped-de
 def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
     from arena.scoring import stats
-    from arena.services import frame_cache
+    from arena.cache import frame_cache
     from arena.store.memo import forget_all
 
     forget_all()
@@ -320,14 +320,14 @@ def forget_process_memos() -> None:
 def bench_standings(engine, cohorts: int, cache_cohorts: int) -> None:  # type: ignore[no-untyped-def]
     from unittest import mock
 
-    from arena.services import standings as standings_module
-    from arena.services.frame_cache import cohort_frames
+    from arena.read import standings as standings_module
+    from arena.cache.frame_cache import cohort_frames
     from sqlalchemy import select
     from sqlmodel import Session
 
     from arena.scoring.leaderboard import leaderboard
-    from arena.services.score import cohort_leaderboards, portfolios_frame
-    from arena.services.standings import standings
+    from arena.read.score import cohort_leaderboards, portfolios_frame
+    from arena.read.standings import standings
     from arena.store.frames import bets_frame, forecasts_frame
     from arena.store.tables import CohortRow
 

@@ -2,8 +2,8 @@
 
 from datetime import timedelta
 
-from arena.services.backup import backup
-from arena.services.operations import JobOutcome, run_once
+from arena.ops.backup import backup
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import current, floor_to
 
 NAME = "backup"

@@ -1,9 +1,9 @@
 """Job: open this week's cohort (Sunday 00:00 UTC) with the configured lineup and rules, frozen."""
 
 from arena.config import default_config
-from arena.services.cohorts import week_start
-from arena.services.lifecycle import check_universe, start_current_cohort
-from arena.services.operations import JobOutcome, run_once
+from arena.usecases.cohorts import week_start
+from arena.usecases.lifecycle import check_universe, start_current_cohort
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import current
 
 NAME = "cohort_start"

@@ -1,9 +1,9 @@
-"""Job: daily snapshot compaction (retention policy in arena/services/compaction.py) and partitions ahead."""
+"""Job: daily snapshot compaction (retention policy in arena/ops/compaction.py) and partitions ahead."""
 
 from datetime import timedelta
 
-from arena.services.compaction import compact_snapshots
-from arena.services.operations import JobOutcome, run_once
+from arena.ops.compaction import compact_snapshots
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import current, floor_to
 
 NAME = "compact"

@@ -8,10 +8,10 @@ from collections import Counter
 
 from arena.clock import SystemClock
 from arena.config import default_config
-from arena.services.cohorts import week_start
-from arena.services.lifecycle import RetryPolicy, decision_round, pending, round_needs_work
-from arena.services.operations import JobOutcome, reopen, run_once
-from arena.services.pricing import BookSource
+from arena.usecases.cohorts import week_start
+from arena.usecases.lifecycle import RetryPolicy, decision_round, pending, round_needs_work
+from arena.ops.operations import JobOutcome, reopen, run_once
+from arena.usecases.pricing import BookSource
 from arena.jobs.runtime import Runtime, current
 
 NAME = "decision_round"

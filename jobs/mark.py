@@ -1,7 +1,7 @@
 """Job: mark every open cohort to market once per marking period (daily by default)."""
 
-from arena.services.mark import mark_to_market
-from arena.services.operations import JobOutcome, run_once
+from arena.usecases.mark import mark_to_market
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import current, floor_to
 
 NAME = "mark"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from arena.services.operations import JobOutcome, run_once
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import Runtime, current
 
 NAME = "render"
@@ -36,7 +36,7 @@ def run(after: str = "manual") -> JobOutcome:
 
 def refresh_operations(rt: Runtime, now: datetime) -> None:
     """Write operations.html again now that this render's run is recorded as finished."""
-    from arena.services.point_in_time import store_as_of
+    from arena.read.point_in_time import store_as_of
     from arena.web.one_page import render_path
 
     with store_as_of(rt.engine, now) as past:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock, SystemClock
-from arena.services.venue_registry import LIVE_VENUES
+from arena.usecases.venue_registry import LIVE_VENUES
 
 
 @dataclass
@@ -32,12 +32,12 @@ class Runtime:
     replay_path: Path | None = None  # the replay file when "replay" is among sync_venues
     books: Any = None  # token id → order book; None: the Polymarket client's live book (see `live_books`)
     live_books: bool | None = None  # fetch live CLOB books at decision time; None: only on the system clock
-    endpoint_limits: Any = None  # arena.services.endpoint_slots.EndpointLimits of the decision round, if any
+    endpoint_limits: Any = None  # arena.ops.endpoint_slots.EndpointLimits of the decision round, if any
 
 
     def lease(self) -> Any:
         """The lease of this process's claims: ARENA_LEASE_SECONDS, else the config's [operations] lease_seconds."""
-        from arena.services.leases import LeasePolicy
+        from arena.ops.leases import LeasePolicy
 
         seconds = self.config.operations.lease_seconds if self.config is not None else None
         return LeasePolicy.from_env() if seconds is None else LeasePolicy.from_env(default=seconds)

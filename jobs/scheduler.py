@@ -1,7 +1,7 @@
 """The scheduler: APScheduler 3 with its job store in the arena's own database, one stable job id per job.
 
 Every job coalesces missed runs into one, never runs twice at once (max_instances=1), has a misfire grace
-time, and is idempotent per period through `arena.services.operations` (so even a second scheduler on the
+time, and is idempotent per period through `arena.ops.operations` (so even a second scheduler on the
 same database does not repeat a period). After sync, mark, settle and the decision round the site is
 rendered again.
 """

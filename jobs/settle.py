@@ -2,8 +2,8 @@
 
 from datetime import timedelta
 
-from arena.services.operations import JobOutcome, run_once
-from arena.services.settle import complete_cohorts, settle_resolved
+from arena.ops.operations import JobOutcome, run_once
+from arena.usecases.settle import complete_cohorts, settle_resolved
 from arena.jobs.runtime import current, floor_to
 
 NAME = "settle"

@@ -6,8 +6,8 @@ from datetime import timedelta
 from typing import Any
 
 from arena.config import default_config
-from arena.services import venue_registry
-from arena.services.operations import JobOutcome, run_once
+from arena.usecases import venue_registry
+from arena.ops.operations import JobOutcome, run_once
 from arena.jobs.runtime import Runtime, current, floor_to
 
 NAME = "sync"

@@ -87,8 +87,8 @@ def one_bet_cohort():  # type: ignore[no-untyped-def]
     from arena.domain.market import YES, Market, Quote
     from arena.domain.sizing import CohortRules
     from arena.money import Money, Price
-    from arena.services import decide, ingest
-    from arena.services.cohorts import LineupEntry, start_cohort
+    from arena.usecases import decide, ingest
+    from arena.usecases.cohorts import LineupEntry, start_cohort
     from arena.store.engine import session_scope
 
     def build(engine, stake):  # type: ignore[no-untyped-def]

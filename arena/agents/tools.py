@@ -2,7 +2,7 @@
 
 Owns which tools exist, what each takes and returns, the size cap on a result and the rule that web search runs
 only in live rounds. The market tools read `AgentView.facts` (bound to the decision time, served by
-`arena.services.market_facts`), so a tool can never show a fact recorded after the decision; this module must not
+`arena.usecases.market_facts`), so a tool can never show a fact recorded after the decision; this module must not
 import the store, the services or httpx (web search arrives as an injected `WebSearcher`).
 
 What is served: `price_history` — the market's recorded price snapshots (YES price, best bid/ask where the venue

@@ -15,7 +15,7 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.services.standings import Boards, boards_json
+from arena.read.standings import Boards, boards_json
 from arena.web.cohort_page import CohortPage
 from arena.web.env import page_path
 from arena.web.skill_luck import SKILL_LUCK_FIELDS, SkillLuck, skill_luck

@@ -19,8 +19,8 @@ from arena.money import MICRO
 from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
-from arena.services.agent_standings import AgentStandings, agent_standings
-from arena.services.standings import Boards, CohortBoard, records
+from arena.read.agent_standings import AgentStandings, agent_standings
+from arena.read.standings import Boards, CohortBoard, records
 from arena.store.memo import Recent
 from arena.web.env import page_path
 from arena.web.values import num

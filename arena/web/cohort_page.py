@@ -15,9 +15,9 @@ from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
-from arena.services.ablation import PairComparison, compare_pairs
-from arena.services.standings import Boards
-from arena.services.statistics import DEFAULT_DRAWS
+from arena.read.ablation import PairComparison, compare_pairs
+from arena.read.standings import Boards
+from arena.read.statistics import DEFAULT_DRAWS
 from arena.store.tables import CohortRow, DecisionRow
 from arena.web.boards import ColumnHelp, AgentScore, column_help, Standings, load_standings, Headline, headline
 from arena.web.charts import Chart, equity_chart

@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
-from arena.services.model_costs import model_costs
-from arena.services.standings import Boards, CohortBoard
+from arena.read.model_costs import model_costs
+from arena.read.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
                               kept_row, load_standings)

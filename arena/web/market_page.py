@@ -17,7 +17,7 @@ from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.domain.valuation import complement_ppm
 from arena.money import MICRO
-from arena.services.market_forecasts import market_forecasts
+from arena.read.market_forecasts import market_forecasts
 from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
 from arena.web.charts import Chart, price_chart
 from arena.web.env import money, page_path

@@ -15,7 +15,7 @@ from arena.scoring.board import RANK_METRICS
 from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
-from arena.services.versions import code_versions, stored_versions
+from arena.read.versions import code_versions, stored_versions
 from arena.web.env import money
 from arena.web.values import flat
 

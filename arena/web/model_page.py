@@ -24,9 +24,9 @@ from sqlalchemy.engine import Engine
 
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
-from arena.services.model_costs import Cost, model_costs
-from arena.services.models import ModelComparison, model_comparisons
-from arena.services.standings import CohortBoard
+from arena.read.model_costs import Cost, model_costs
+from arena.read.models import ModelComparison, model_comparisons
+from arena.read.standings import CohortBoard
 from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, kept_row, load_standings
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path

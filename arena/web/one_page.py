@@ -12,8 +12,8 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.services.standings import boards_json, standings as compute_boards
-from arena.services.statistics import cohort_statistics
+from arena.read.standings import boards_json, standings as compute_boards
+from arena.read.statistics import cohort_statistics
 from arena.web.agent_page import agent_contexts
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_json, decomposition_json, leaderboard_json,
                            model_json)

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.clock import utc
-from arena.services.point_in_time import backend
+from arena.read.point_in_time import backend
 from arena.store.tables import (
     AgentRow,
     CohortRow,
@@ -199,7 +199,7 @@ OPERATIONS_COHORTS = 12  # the newest cohorts shown with their universe (each si
 
 
 def _cohort_ops(engine: Engine, as_of: datetime) -> tuple[CohortOps, ...]:
-    from arena.services.decide import tradable_counts
+    from arena.usecases.decide import tradable_counts
 
     cohorts_q = (select(CohortRow).where(CohortRow.period_start <= as_of)
                  .order_by(desc(CohortRow.period_start)).limit(OPERATIONS_COHORTS))

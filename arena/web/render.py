@@ -17,10 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.services.ablation import PairComparison, compare_pairs
-from arena.services.point_in_time import backend, remember_backend, store_as_of
-from arena.services.standings import boards_json, standings as compute_boards
-from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
+from arena.read.ablation import PairComparison, compare_pairs
+from arena.read.point_in_time import backend, remember_backend, store_as_of
+from arena.read.standings import boards_json, standings as compute_boards
+from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
 from arena.store.fingerprints import one_reading
 from arena.store.tables import CohortRow
 from arena.web.agent_page import agent_contexts

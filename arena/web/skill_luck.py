@@ -11,7 +11,7 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.services.decomposition import decomposition
+from arena.read.decomposition import decomposition
 from arena.store.memo import Recent
 
 

@@ -12,8 +12,8 @@ from standin import hold_responder, json_reply, ok
 from arena.config import parse_config
 from arena.domain.market import YES, Market, Quote
 from arena.money import Price
-from arena.services import ingest
-from arena.services.lifecycle import decision_round, start_current_cohort
+from arena.usecases import ingest
+from arena.usecases.lifecycle import decision_round, start_current_cohort
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ModelCallRow
 

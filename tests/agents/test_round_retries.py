@@ -14,9 +14,9 @@ from arena.cli import main
 from arena.config import parse_config
 from arena.domain.market import YES, Market, Quote
 from arena.money import Price
-from arena.services import ingest
-from arena.services.cohorts import week_start
-from arena.services.lifecycle import decision_round, start_current_cohort
+from arena.usecases import ingest
+from arena.usecases.cohorts import week_start
+from arena.usecases.lifecycle import decision_round, start_current_cohort
 from arena.store.engine import make_engine, migrate, session_scope
 from arena.store.tables import DecisionAttemptRow, DecisionRow, FillRow, ForecastRow, ModelCallRow
 

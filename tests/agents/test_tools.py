@@ -19,9 +19,9 @@ from arena.config import AgentConfig, parse_config, track_of
 from arena.domain.market import YES, Market, Quote, Resolution, ResolutionKind
 from arena.errors import ConfigError
 from arena.money import Price
-from arena.services import ingest
-from arena.services.lifecycle import build_agent, decision_round, start_current_cohort
-from arena.services.market_facts import StoreMarketFacts
+from arena.usecases import ingest
+from arena.usecases.lifecycle import build_agent, decision_round, start_current_cohort
+from arena.usecases.market_facts import StoreMarketFacts
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ForecastRow, ModelCallRow
 
@@ -131,7 +131,7 @@ def test_a_tool_using_agent_decides_in_a_real_round_and_every_call_is_stored(eng
 
 def test_boards_carry_each_seat_track_and_filter_by_it(engine, db_url, standin, capsys):
     from arena.cli import main
-    from arena.services.standings import boards_csv, boards_json, standings
+    from arena.read.standings import boards_csv, boards_json, standings
 
     seed(engine)
     standin.default = hold_responder(0.5)
@@ -231,7 +231,7 @@ def test_web_search_is_off_unless_live_and_refused_when_the_decision_time_is_not
     with pytest.raises(ConfigError, match="SEARCH_KEY"):
         agent_from_config(_entry(), {"ARENA_TEST_KEY": "sk-test-tools-0123"}, live=True)
     # ... and a live round's seat rebuilt from the frozen lineup fails visibly instead of running without it
-    from arena.services.lifecycle import MissingKeyAgent
+    from arena.usecases.lifecycle import MissingKeyAgent
 
     seat = AgentRow(name="tool-user", kind="llm", cohort_id=1, config=_entry().to_json())
     assert isinstance(build_agent(seat, {"ARENA_TEST_KEY": "x"}, live=True), MissingKeyAgent)

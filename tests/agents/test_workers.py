@@ -26,12 +26,12 @@ from arena.config import parse_config
 from arena.domain.market import YES, Market, Quote
 from arena.errors import InputError
 from arena.money import Price
-from arena.services import ingest
-from arena.services.decision_queue import claim_next, open_seats
-from arena.services.endpoint_slots import EndpointLimits, LimitedTransport, Slots
-from arena.services.leases import LeasePolicy
-from arena.services.lifecycle import start_current_cohort
-from arena.services.worker import Worker
+from arena.usecases import ingest
+from arena.ops.decision_queue import claim_next, open_seats
+from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, Slots
+from arena.ops.leases import LeasePolicy
+from arena.usecases.lifecycle import start_current_cohort
+from arena.ops.worker import Worker
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, DecisionAttemptRow, DecisionRow, FillRow, ModelCallRow
 
@@ -264,7 +264,7 @@ def test_a_failing_endpoint_is_tried_once_per_pass_and_retried_by_a_later_pass(e
 
 
 def test_the_scheduler_s_round_holds_the_endpoint_limit_too(engine):
-    from arena.services.lifecycle import decision_round
+    from arena.usecases.lifecycle import decision_round
 
     n = 10
     with StandinServer(default=hold_responder(), latency_s=0.1) as server:
@@ -277,7 +277,7 @@ def test_the_scheduler_s_round_holds_the_endpoint_limit_too(engine):
 
 def test_postgres_slots_are_exclusive_across_sessions_and_never_re_entered(engine):
     _pg_only(engine)
-    from arena.services.endpoint_slots import PostgresSlots
+    from arena.ops.endpoint_slots import PostgresSlots
 
     a, b = PostgresSlots(engine), PostgresSlots(engine)  # two sessions: two processes' slot connections
     try:

@@ -51,7 +51,7 @@ def _block(marker: Path) -> None:
 def main(job: str, url: str, at: str, marker: Path) -> int:
     from arena.clock import FixedClock
     from arena.config import default_config
-    from arena.services import lifecycle
+    from arena.usecases import lifecycle
     from arena.store.engine import open_store
     from arena.store.tables import DecisionRow
     from arena.jobs.runtime import Runtime, configure
@@ -81,9 +81,9 @@ def main(job: str, url: str, at: str, marker: Path) -> int:
 
         arena.jobs.settle.complete_cohorts = lambda *a, **k: _block(marker)
     elif job == "mark":
-        import arena.services.mark
+        import arena.usecases.mark
 
-        arena.services.mark.agent_values = lambda *a, **k: _block(marker)  # both backends value through it
+        arena.usecases.mark.agent_values = lambda *a, **k: _block(marker)  # both backends value through it
     out = run_now(job)
     print(out.status, out.counts)
     return 0

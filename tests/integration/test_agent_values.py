@@ -9,8 +9,8 @@ import pandas as pd
 
 from arena.domain.market import NO, YES, Market, MarketKind, Quote
 from arena.money import Price
-from arena.services import ingest
-from arena.services.mark import agent_values, value_positions
+from arena.usecases import ingest
+from arena.usecases.mark import agent_values, value_positions
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, FillRow
 from arena.store.frames import position_frame, price_frame

@@ -315,7 +315,7 @@ def test_replay_sync_counts_malformed_lines_as_skipped(tmp_path, capsys):
 def test_backups_go_beside_the_database_or_to_backup_dir(tmp_path, capsys, monkeypatch):
     from datetime import datetime, timezone
 
-    from arena.services.backup import backup
+    from arena.ops.backup import backup
 
     monkeypatch.chdir(tmp_path)
     elsewhere = tmp_path / "elsewhere"

@@ -12,17 +12,17 @@ from three_cohorts import LATER, START, simulate_three_cohorts
 from sqlalchemy import func, insert, select, text, update
 from sqlmodel import Session
 
-from arena.services import board_cache
-from arena.services import standings as standings_module
+from arena.cache import board_cache
+from arena.read import standings as standings_module
 from arena.store.memo import forget_all
 from arena.store.memo import MemoTable
 from arena.scoring.board import overall_bet_part, overall_board, overall_forecast_part
-from arena.services.board_cache import (KEEP_PER_COHORT, OVERALL, PARTS, cohort_keys, decode, decode_part, encode,
+from arena.cache.board_cache import (KEEP_PER_COHORT, OVERALL, PARTS, cohort_keys, decode, decode_part, encode,
                                         encode_part)
-from arena.services.frame_cache import cohort_frames
-from arena.services.point_in_time import store_as_of
-from arena.services.score import portfolios_frame
-from arena.services.standings import standings
+from arena.cache.frame_cache import cohort_frames
+from arena.read.point_in_time import store_as_of
+from arena.read.score import portfolios_frame
+from arena.read.standings import standings
 from arena.store.tables import (AgentRow, BoardCacheRow, CohortRow, FillRow, ForecastRow, PriceSnapshotRow,
                                 ResolutionRow)
 from arena.store.frames import bets_frame, forecast_set_frame

@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from arena.cli import main
 from arena.money import Money
-from arena.services.score import cohort_leaderboards
+from arena.read.score import cohort_leaderboards
 from arena.store.engine import make_engine
 from arena.store.tables import CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow
 
@@ -179,7 +179,7 @@ def test_score_command_bootstrap_adds_statistics(tmp_path, capsys):
 def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_path, capsys, monkeypatch):
     from decimal import Decimal
 
-    from arena.services import export
+    from arena.read import export
     from arena.store.tables import ForecastRow, MarketRow, ModelCallRow, PriceSnapshotRow
 
     assert main([*SMALL, "--db", db_url]) == 0
@@ -218,7 +218,7 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
 
 
 def test_export_parquet_holds_the_same_tables_as_csv(db_url, tmp_path, capsys, monkeypatch):
-    from arena.services import export  # pyarrow is in the test extras: this test never skips
+    from arena.read import export  # pyarrow is in the test extras: this test never skips
 
     assert main([*SMALL, "--db", db_url]) == 0
     monkeypatch.setattr(export, "PRICE_CHUNK", 53)  # the price history in several row groups

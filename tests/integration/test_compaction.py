@@ -13,10 +13,11 @@ from arena.domain.decision import Bet, Decision
 from arena.domain.market import YES, Market, MarketStatus, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
-from arena.services import compaction, decide, ingest, mark, settle
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.ops import compaction
+from arena.usecases import decide, ingest, mark, settle
+from arena.usecases.cohorts import LineupEntry, start_cohort
 
-from arena.services.score import cohort_leaderboards
+from arena.read.score import cohort_leaderboards
 from arena.store.engine import session_scope
 from arena.store.tables import PriceSnapshotRow
 from arena.store.frames import price_frame

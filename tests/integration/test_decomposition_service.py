@@ -10,8 +10,8 @@ from arena.domain.ledger import fold
 from arena.domain.market import YES, Resolution
 from arena.domain.valuation import value_ledger
 from arena.money import Money, Price
-from arena.services import ingest
-from arena.services.decomposition import decomposition
+from arena.usecases import ingest
+from arena.read.decomposition import decomposition
 
 from arena.store import repo
 from arena.store.engine import make_engine, session_scope
@@ -67,7 +67,7 @@ def test_demo_cohorts_parts_add_up_to_each_agents_ledger_pnl(db_url, capsys, mon
     none = decomposition(engine, LATER, ["no-such-cohort"])
     assert none.bets.empty and list(none.bets.columns) == list(d.bets.columns) and none.agents.empty
     # the beliefs asked by decision id (a few cohorts) are those read whole (many): the same bets, the same parts
-    import arena.services.decomposition as module
+    import arena.read.decomposition as module
 
     one = sorted(d.bets["cohort"].unique())[:1]
     by_id = decomposition(engine, LATER, one).bets
@@ -89,7 +89,7 @@ def test_an_open_bet_then_its_resolution(engine, one_bet_cohort):
     with session_scope(engine) as s:
         ingest.record_observations(s, done, resolutions=[("sim:1", Resolution.winner("sim:1", YES,
                                                                                       resolved_at=done))])
-    from arena.services.settle import settle_resolved
+    from arena.usecases.settle import settle_resolved
 
     settle_resolved(engine, done + timedelta(hours=1))
     (bet,) = decomposition(engine, done + timedelta(hours=2)).bets.to_dict("records")

@@ -13,9 +13,9 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from arena.services import frame_cache
-from arena.services.frame_cache import cohort_frames
-from arena.services.standings import standings
+from arena.cache import frame_cache
+from arena.cache.frame_cache import cohort_frames
+from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
 from arena.store.memo import MemoTable, forget_all
 from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, FrameCacheRow, PriceSnapshotRow,

@@ -24,10 +24,10 @@ from arena.config import default_config, parse_config
 from arena.domain.market import NO, YES, Market, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.money import Price
-from arena.services import decide, ingest, lifecycle
-from arena.services.cohorts import LineupEntry, start_cohort
-from arena.services.leases import LeasePolicy, wall_now
-from arena.services.operations import claim, run_once
+from arena.usecases import decide, ingest, lifecycle
+from arena.usecases.cohorts import LineupEntry, start_cohort
+from arena.ops.leases import LeasePolicy, wall_now
+from arena.ops.operations import claim, run_once
 from arena.store.engine import session_scope
 from arena.store.tables import (
     AgentRow,

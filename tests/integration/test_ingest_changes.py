@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from arena.domain.market import YES, Market, Quote
 from arena.money import Price
-from arena.services import decide, ingest
+from arena.usecases import decide, ingest
 from arena.store.engine import session_scope
 from arena.store.tables import MarketRow, PriceSnapshotRow
 

@@ -21,8 +21,8 @@ from arena.domain.market import NO, YES
 from arena.domain.sizing import CohortRules
 from arena.domain.universe import UniverseRules
 from arena.money import Money
-from arena.services import lifecycle, sync
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.usecases import lifecycle, sync
+from arena.usecases.cohorts import LineupEntry, start_cohort
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, FillRow, MarketRow, PriceSnapshotRow
 from arena.venues.polymarket import PolymarketClient

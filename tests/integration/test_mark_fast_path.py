@@ -13,8 +13,8 @@ from sqlalchemy import select
 from arena.domain.market import NO, YES, Market, MarketKind, Quote
 from arena.domain.valuation import value_ledger
 from arena.money import MICRO, Price
-from arena.services import ingest
-from arena.services.mark import mark_to_market
+from arena.usecases import ingest
+from arena.usecases.mark import mark_to_market
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow, FillRow, PortfolioSnapshotRow

@@ -122,8 +122,8 @@ def test_scheduler_names_missing_keys_before_it_starts(db_url, capsys, monkeypat
 def test_operations_page_shows_universe_sizes_and_failing_agents(engine, shared_dir, tmp_path, monkeypatch):
     from arena.clock import FixedClock
     from arena.config import load_config
-    from arena.services import sync
-    from arena.services.lifecycle import decision_round, start_current_cohort
+    from arena.usecases import sync
+    from arena.usecases.lifecycle import decision_round, start_current_cohort
     from arena.venues.replay import ReplayVenue
 
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)

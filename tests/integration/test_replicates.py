@@ -14,8 +14,8 @@ from arena.domain.decision import Bet, Decision, ModelCall
 from arena.domain.market import NO, YES, Market, Quote
 from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
-from arena.services import decide, ingest
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.usecases import decide, ingest
+from arena.usecases.cohorts import LineupEntry, start_cohort
 
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, DecisionReplicateRow, DecisionRow, FillRow, ForecastRow, ModelCallRow

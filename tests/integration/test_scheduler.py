@@ -17,8 +17,8 @@ from arena.domain.decision import Bet, Decision
 from arena.domain.market import YES, Market, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
-from arena.services import decide, ingest
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.usecases import decide, ingest
+from arena.usecases.cohorts import LineupEntry, start_cohort
 from arena.store.engine import session_scope
 from arena.store.tables import FillRow, JobRunRow, PortfolioSnapshotRow
 from arena.jobs import runtime

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, text
 
 from arena.domain.market import YES, Market, Quote
 from arena.money import Price
-from arena.services import ingest
+from arena.usecases import ingest
 from arena.store import partitions
 from arena.store.engine import MIGRATIONS, current_revision, migrate, session_scope
 from arena.store.tables import PriceSnapshotRow

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, text
 from sqlmodel import Session
 
 from arena.scoring.leaderboard import leaderboard
-from arena.services.score import cohort_leaderboards, portfolios_frame
+from arena.read.score import cohort_leaderboards, portfolios_frame
 from arena.store.frames import bets_frame, forecasts_frame
 from arena.store.snapshot import read_together
 from arena.store.tables import CohortRow, FillRow

@@ -15,9 +15,9 @@ from arena.cli import main
 from arena.domain.sizing import CohortRules
 from arena.scoring.board import RANK_CHOICES
 from arena.scoring.headline import REF_HALF, REF_MARKET
-from arena.services.cohorts import LineupEntry
-from arena.services.simulation import simulate
-from arena.services.standings import JSON_FIELDS, boards_json, standings
+from arena.usecases.cohorts import LineupEntry
+from arena.usecases.simulation import simulate
+from arena.read.standings import JSON_FIELDS, boards_json, standings
 from arena.store.engine import make_engine
 from arena.venues.simulated import SimulatedUniverse
 
@@ -182,7 +182,7 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
 
 
 def test_demo_statistics_page_shows_the_ablation_table(demo_db):
-    from arena.services.statistics import cohort_statistics
+    from arena.read.statistics import cohort_statistics
     from arena.web.statistics_page import statistics_context
 
     name = "cohort-2026-01-04"
@@ -199,7 +199,7 @@ def test_demo_statistics_page_shows_the_ablation_table(demo_db):
 
 
 def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_numbers(demo_db):
-    from arena.services.statistics import DEFAULT_DRAWS, cohort_statistics
+    from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
     from arena.web.cohort_page import cohort_contexts
     from arena.web.env import number, page_path, render_page
 
@@ -222,7 +222,7 @@ def test_demo_cohort_page_shows_the_ablation_effect_with_the_statistics_pages_nu
 def test_a_render_compares_each_ablation_pair_once_for_both_pages(demo_db, tmp_path, monkeypatch):
     """The cohort page's ablation rows and the statistics page's ablation table come from one comparison per
     pair (issue 11): `services.ablation.compare` runs once per pair, not once per page kind."""
-    import arena.services.ablation as ablation
+    import arena.read.ablation as ablation
     from arena.web.render import render_site
 
     engine = make_engine(demo_db)

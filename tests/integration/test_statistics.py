@@ -12,10 +12,10 @@ from arena.domain.decision import Bet, Decision
 from arena.domain.market import YES, Market, MarketKind, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
-from arena.services import decide, ingest
-from arena.services.cohorts import LineupEntry, start_cohort
-from arena.services.score import cohort_leaderboards
-from arena.services.statistics import cohort_statistics
+from arena.usecases import decide, ingest
+from arena.usecases.cohorts import LineupEntry, start_cohort
+from arena.read.score import cohort_leaderboards
+from arena.read.statistics import cohort_statistics
 from arena.store.engine import make_engine, session_scope
 from arena.store.tables import ForecastRow
 

@@ -11,9 +11,9 @@ from arena.domain.decision import Bet, Decision
 from arena.domain.market import NO, YES, Market, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.money import Money, Price
-from arena.services import decide, ingest, mark, settle
-from arena.services.cohorts import LineupEntry, agents_of, start_cohort
-from arena.services.leases import LeasePolicy, wall_now
+from arena.usecases import decide, ingest, mark, settle
+from arena.usecases.cohorts import LineupEntry, agents_of, start_cohort
+from arena.ops.leases import LeasePolicy, wall_now
 from arena.store import repo
 from arena.store.engine import current_revision, head_revision, migrate, session_scope
 from arena.store.tables import (

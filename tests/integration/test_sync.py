@@ -19,8 +19,8 @@ from arena.domain.market import NO, YES
 from arena.domain.sizing import CohortRules
 from arena.domain.universe import UniverseRules
 from arena.money import Money
-from arena.services import decide, settle, sync
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.usecases import decide, settle, sync
+from arena.usecases.cohorts import LineupEntry, start_cohort
 from arena.store.engine import session_scope
 from arena.store.tables import FillRow, MarketRow, PriceSnapshotRow, ResolutionRow, SyncErrorRow, SyncRunRow
 from arena.venues.manifold import ManifoldClient
@@ -208,7 +208,7 @@ def test_manifold_sync_takes_binary_and_multiple_choice_and_skips_the_rest(engin
 
 
 def test_replay_settlement_matches_every_recorded_resolution(engine, shared_dir):
-    from arena.services import ingest
+    from arena.usecases import ingest
     from arena.venues.replay import ReplayVenue
 
     venue = ReplayVenue.from_path(shared_dir / "data" / "replay" / "replay_markets.jsonl")

@@ -22,8 +22,8 @@ from arena.domain.market import YES
 from arena.domain.sizing import CohortRules
 from arena.domain.universe import UniverseRules
 from arena.money import Money
-from arena.services import decide, sync
-from arena.services.cohorts import LineupEntry, start_cohort
+from arena.usecases import decide, sync
+from arena.usecases.cohorts import LineupEntry, start_cohort
 from arena.store.engine import make_engine, migrate, session_scope
 from arena.store.tables import (
     FillRow,

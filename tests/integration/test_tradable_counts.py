@@ -8,7 +8,7 @@ import random
 from datetime import datetime, timedelta, timezone
 
 from arena.domain.market import BINARY_OUTCOMES, Market, MarketKind, MarketStatus
-from arena.services import decide
+from arena.usecases import decide
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import PriceSnapshotRow

@@ -4,8 +4,8 @@ from datetime import datetime, timedelta, timezone
 
 from arena.agents.baselines import demo_lineup
 from arena.domain.sizing import CohortRules
-from arena.services.cohorts import LineupEntry
-from arena.services.simulation import simulate
+from arena.usecases.cohorts import LineupEntry
+from arena.usecases.simulation import simulate
 from arena.venues.simulated import SimulatedUniverse
 
 START = datetime(2026, 1, 4, tzinfo=timezone.utc)

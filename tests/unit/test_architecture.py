@@ -7,7 +7,7 @@ from pathlib import Path
 ARENA = Path(__file__).resolve().parents[2] / "arena"
 PURE = ["domain", "scoring"]
 FORBIDDEN = {"httpx", "sqlmodel", "sqlalchemy", "jinja2", "apscheduler", "requests", "arena.store",
-             "arena.services", "arena.venues"}
+             "arena.usecases", "arena.ops", "arena.read", "arena.cache", "arena.venues"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -103,7 +103,7 @@ def test_no_web_module_is_over_400_lines():
 def test_the_store_and_its_read_model_sit_below_the_services():
     offenders = [f"{f.relative_to(ARENA)} imports {name}" for f in (ARENA / "store").rglob("*.py")
                  for name in _imported_modules(f)
-                 if any(_under(name, up) for up in ("arena.services", "arena.web", "arena.agents", "arena.venues",
+                 if any(_under(name, up) for up in ("arena.usecases", "arena.ops", "arena.read", "arena.cache", "arena.web", "arena.agents", "arena.venues",
                                                     "arena.jobs", "arena.cli"))]
     assert offenders == []
 

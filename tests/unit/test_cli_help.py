@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from arena.cli import main, parser
-from arena.services.venue_registry import VENUE_NAMES as VENUES
+from arena.usecases.venue_registry import VENUE_NAMES as VENUES
 from arena.config import KNOWN_JOBS
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.services.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
+from arena.read.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
 
 HEADER = ("batch,forecaster,n,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool,"
           "log_score,spherical_score,brier_adjusted,irt_skill")

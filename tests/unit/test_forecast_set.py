@@ -4,7 +4,7 @@ holds some (the best group, the best pair, never more than half of K), determini
 from __future__ import annotations
 
 from arena.domain.market import Market, MarketKind
-from arena.services.decide import exclusive_groups, forecast_set
+from arena.usecases.decide import exclusive_groups, forecast_set
 
 
 def m(mid: str, volume: float, group: str = "", kind: MarketKind = MarketKind.BINARY) -> Market:

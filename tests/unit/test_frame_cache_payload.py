@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.services import frame_cache
-from arena.services.frame_cache import HEAD, MAGIC, _Entry, decode, encode
+from arena.cache import frame_cache
+from arena.cache.frame_cache import HEAD, MAGIC, _Entry, decode, encode
 
 
 def _columns(frame: pd.DataFrame):

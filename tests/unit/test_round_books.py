@@ -10,7 +10,7 @@ import pytest
 
 from arena.domain.book import OrderBook
 from arena.money import Price
-from arena.services.pricing import BookUnavailable, RoundBooks
+from arena.usecases.pricing import BookUnavailable, RoundBooks
 
 BOOK = OrderBook.of([(Price.of("0.40"), 10)], [(Price.of("0.50"), 10)])
 

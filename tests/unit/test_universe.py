@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from arena.domain.market import Market, MarketStatus
 from arena.domain.universe import UniverseRules, excluded, select
-from arena.services.sync import _Listed
+from arena.usecases.sync import _Listed
 
 NOW = datetime(2026, 1, 4, tzinfo=timezone.utc)
 

@@ -13,7 +13,7 @@ from arena.domain.ledger import Position
 from arena.domain.market import NO, YES, Quote
 from arena.domain.valuation import value_micros, value_position
 from arena.money import MICRO, Money, Price
-from arena.services.mark import side_prices, value_positions
+from arena.usecases.mark import side_prices, value_positions
 
 SHARES = st.integers(min_value=1, max_value=10**15)  # up to a billion shares, in micro-shares
 PPM = st.integers(min_value=0, max_value=MICRO)

@@ -8,8 +8,8 @@ import pytest
 
 from arena.clock import FixedClock
 from arena.errors import InputError
-from arena.services import sync as sync_service
-from arena.services import venue_registry
+from arena.usecases import sync as sync_service
+from arena.usecases import venue_registry
 from arena.venues.manifold import ManifoldClient
 from arena.venues.polymarket import PolymarketClient
 

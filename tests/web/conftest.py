@@ -15,8 +15,8 @@ from sqlalchemy.engine import Engine
 
 from arena.agents.baselines import demo_lineup
 from arena.domain.sizing import CohortRules
-from arena.services.cohorts import LineupEntry
-from arena.services.simulation import simulate
+from arena.usecases.cohorts import LineupEntry
+from arena.usecases.simulation import simulate
 from arena.store.engine import session_scope
 from arena.store.tables import (
     DecisionRow,

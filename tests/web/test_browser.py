@@ -31,9 +31,9 @@ from sqlmodel import Session
 
 from arena.domain.valuation import value_position
 from arena.money import Money
-from arena.services.models import model_comparisons
-from arena.services.score import overall_leaderboard
-from arena.services.standings import standings
+from arena.read.models import model_comparisons
+from arena.read.score import overall_leaderboard
+from arena.read.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ModelCallRow
 from arena.web.env import money, number, page_path

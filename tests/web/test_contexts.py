@@ -14,7 +14,7 @@ from sqlmodel import Session
 from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
 from arena.money import Money
-from arena.services.score import SCORING_VERSION, cohort_leaderboards, overall_leaderboard
+from arena.read.score import SCORING_VERSION, cohort_leaderboards, overall_leaderboard
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED

@@ -14,7 +14,7 @@ import urllib.request
 from arena.cli import main as cli_main
 from arena.clock import FixedClock
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE, is_provisional
-from arena.services.standings import standings
+from arena.read.standings import standings
 from arena.web.env import page_path
 from arena.web.render import API_PATH, render_site
 from arena.web.serve import ArenaServer, serve

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from arena.scoring.headline import REF_MARKET
-from arena.services.models import model_comparisons
-from arena.services.standings import standings
+from arena.read.models import model_comparisons
+from arena.read.standings import standings
 from arena.web.env import money, number, page_path
 from arena.web.one_page import render_path
 from arena.web.render import render_site
@@ -238,7 +238,7 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
     from sqlalchemy import select
     from sqlmodel import Session
 
-    from arena.services import models
+    from arena.read import models
     from arena.store.engine import session_scope
     from arena.store.frames import forecast_set_frame
     from arena.store.memo import forget_all
@@ -354,7 +354,7 @@ def test_a_model_page_shows_its_latest_cohorts_and_year_pages_hold_every_cohort(
 
 def test_the_forest_plot_draws_the_latest_cohorts_and_pools_them_all():
     from arena.scoring.meta import dersimonian_laird
-    from arena.services.models import ModelComparison
+    from arena.read.models import ModelComparison
     from arena.web.model_page import forest_chart
 
     rows = pd.DataFrame({"cohort": ["w1", "w2", "w3"], "n": [5, 6, 7], "difference": [-0.05, 0.01, -0.02],

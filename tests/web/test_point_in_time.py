@@ -16,9 +16,9 @@ from sqlmodel import SQLModel
 from arena.agents.baselines import demo_lineup
 from arena.cli_web import configure_serve_parser
 from arena.domain.sizing import CohortRules
-from arena.services.cohorts import LineupEntry
-from arena.services.point_in_time import copy_as_of, recorded_after, store_as_of
-from arena.services.simulation import simulate
+from arena.usecases.cohorts import LineupEntry
+from arena.read.point_in_time import copy_as_of, recorded_after, store_as_of
+from arena.usecases.simulation import simulate
 from arena.store.tables import CohortRow, FillRow
 from arena.venues.simulated import SimulatedUniverse
 from arena.web.render import render_site

@@ -146,7 +146,7 @@ def test_parallel_render_writes_exactly_the_sequential_site(sim_arena, tmp_path)
 
 
 def test_statistics_pages_show_the_services_numbers_and_are_linked(sim_arena, tmp_path):
-    from arena.services.statistics import cohort_statistics
+    from arena.read.statistics import cohort_statistics
     from arena.web.env import number
     from arena.web.render import STATISTICS_DRAWS
 

@@ -5,7 +5,7 @@ own beliefs call luck, the parts add up to the P/L the page (and the cohort boar
 import json
 import re
 
-from arena.services.standings import standings
+from arena.read.standings import standings
 from arena.web.env import money, page_path
 from arena.web.api import DECOMPOSITION_PATH
 from arena.web.one_page import render_path

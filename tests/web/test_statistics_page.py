@@ -8,7 +8,7 @@ import html
 import re
 
 from arena.scoring.provisional import PROVISIONAL_RULE
-from arena.services.statistics import cohort_statistics
+from arena.read.statistics import cohort_statistics
 from arena.web.statistics_page import statistics_context
 from arena.web.env import page_path, render_page
 
@@ -112,7 +112,7 @@ def test_sequences_find_a_planted_difference_and_not_a_null_one():
     import numpy as np
     import pandas as pd
 
-    from arena.services.statistics import sequences
+    from arena.read.statistics import sequences
 
     rng = np.random.default_rng(3)
     n = 300

@@ -6,7 +6,7 @@ Create Date: 2026-11-24
 
 `payload_hash` is the fingerprint (arena/venues/fingerprint.py) of the venue payload whose parse the market's
 row, description, extras and last stored quote hash are equal to, or "" when no such payload is known. A sync
-that receives a payload with the same fingerprint skips its parse (arena/services/sync.py). Existing rows
+that receives a payload with the same fingerprint skips its parse (arena/usecases/sync.py). Existing rows
 start with "" (the first sync after the upgrade parses every market, as before).
 """
 import sqlalchemy as sa

@@ -18,8 +18,8 @@ from arena.domain import settlement
 from arena.domain.fill import Fill, FillKind
 from arena.domain.ledger import Position
 from arena.money import Money
-from arena.services.cohorts import cohort_rules, open_position_count
-from arena.services.mark import mark_to_market
+from arena.usecases.cohorts import cohort_rules, open_position_count
+from arena.usecases.mark import mark_to_market
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import CohortRow, FillRow, ResolutionRow

@@ -18,10 +18,10 @@ from sqlmodel import Session
 
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard
-from arena.services.mark import value_positions
-from arena.services.score import overall_table
+from arena.usecases.mark import value_positions
+from arena.read.score import overall_table
 
-from arena.services.standings import Boards, standings as compute_boards
+from arena.read.standings import Boards, standings as compute_boards
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
 from arena.store.frames import bets_frame, cash_frame, forecasts_frame, position_frame, price_frame

@@ -36,13 +36,13 @@ from arena.clock import Clock, SystemClock
 from arena.config import AGENT_KINDS, ArenaConfig
 from arena.domain.decision import Decision
 from arena.errors import ConfigError
-from arena.services import decide
-from arena.services.cohorts import agents_of, week_start
-from arena.services.decision_queue import claim_next, open_seats
-from arena.services.endpoint_slots import EndpointLimits, LimitedTransport, slots_for
-from arena.services.leases import Heartbeat, LeasePolicy, runner_id, wall_now
-from arena.services.lifecycle import RetryPolicy, build_agent, deciding_cohorts
-from arena.services.pricing import BookSource, RoundBooks
+from arena.usecases import decide
+from arena.usecases.cohorts import agents_of, week_start
+from arena.ops.decision_queue import claim_next, open_seats
+from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, slots_for
+from arena.ops.leases import Heartbeat, LeasePolicy, runner_id, wall_now
+from arena.usecases.lifecycle import RetryPolicy, build_agent, deciding_cohorts
+from arena.usecases.pricing import BookSource, RoundBooks
 from arena.store.tables import AgentRow, CohortRow, DecisionRow
 
 

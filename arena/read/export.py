@@ -114,7 +114,7 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     their prompts and raw replies only when `with_text`: they are large), the markets the cohort touched (every
     market without a cohort) and their price history (written in chunks). Money columns are exact decimal
     strings in USD, prices exact decimals — in both formats, so a Parquet file holds the same text as the CSV."""
-    from arena.services.score import cohort_leaderboards
+    from arena.read.score import cohort_leaderboards
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")

@@ -22,8 +22,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from arena.domain.sizing import SIZING_VERSION
-from arena.services.decide import Claim
-from arena.services.leases import LeasePolicy, runner_id
+from arena.usecases.decide import Claim
+from arena.ops.leases import LeasePolicy, runner_id
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, DecisionRow
 

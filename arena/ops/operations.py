@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from arena.services.leases import Heartbeat, LeasePolicy, runner_id
+from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.store.engine import session_scope
 from arena.store.tables import JobRunRow
 

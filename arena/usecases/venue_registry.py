@@ -18,7 +18,7 @@ from arena.errors import InputError
 @dataclass(frozen=True)
 class Venue:
     """One venue: `live` venues are read over the network (an HTTP layer is built for them); the replay venue
-    reads a file. `sync_name` is the function of `arena.services.sync` that brings it into the store."""
+    reads a file. `sync_name` is the function of `arena.usecases.sync` that brings it into the store."""
 
     name: str
     live: bool
@@ -72,7 +72,7 @@ def client_for(name: str, clock: Any, *, http: Any = None, replay_path: Path | s
 
 def sync(name: str, engine: Any, client: Any, clock: Any, rules: Any = None) -> Any:
     """Bring venue `name`'s markets, prices and resolutions into the store through `client`; its SyncReport."""
-    from arena.services import sync as sync_service
+    from arena.usecases import sync as sync_service
 
     return getattr(sync_service, venue(name).sync_name)(engine, client, clock, rules)
 

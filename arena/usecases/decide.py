@@ -45,10 +45,10 @@ from arena.domain.ledger import Ledger
 from arena.domain.market import YES, Market, MarketKind, Quote
 from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
-from arena.services.cohorts import agents_of, cohort_rules
-from arena.services.leases import Heartbeat, LeasePolicy, runner_id
-from arena.services.market_facts import StoreMarketFacts
-from arena.services.pricing import BookSource, RoundBooks, pricer_for
+from arena.usecases.cohorts import agents_of, cohort_rules
+from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
+from arena.usecases.market_facts import StoreMarketFacts
+from arena.usecases.pricing import BookSource, RoundBooks, pricer_for
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import (AgentRow, CohortRow, DecisionAttemptRow, DecisionReplicateRow, DecisionRow,

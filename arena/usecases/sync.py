@@ -35,7 +35,7 @@ from arena.domain.market import Market, MarketStatus, Quote, Resolution
 from arena.domain.universe import UniverseRules
 from arena.domain.universe import select as select_universe
 from arena.errors import ArenaError, ParseError
-from arena.services import ingest
+from arena.usecases import ingest
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import FillRow, MarketRow, SyncErrorRow, SyncRunRow

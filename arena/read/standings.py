@@ -29,8 +29,8 @@ from arena.clock import utc
 from arena.config import TRACKS, track_of
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
 from arena.scoring.stats import DEFAULT_N_BOOT
-from arena.services.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
-from arena.services.frame_cache import cohort_frames
+from arena.cache.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
+from arena.cache.frame_cache import cohort_frames
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
 

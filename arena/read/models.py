@@ -25,7 +25,7 @@ from sqlmodel import Session
 from arena.clock import utc
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
-from arena.services.frame_cache import cohort_frames
+from arena.cache.frame_cache import cohort_frames
 from arena.store.memo import Recent
 from arena.store.tables import CohortRow
 

@@ -13,7 +13,7 @@ from sqlmodel import Session
 
 from arena.money import MICRO
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.services.mark import agent_values
+from arena.usecases.mark import agent_values
 from arena.store.frames import bets_frame, cash_frame, forecasts_frame
 from arena.store.snapshot import read_together
 from arena.store.tables import AgentRow, CohortRow

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.domain.sizing import SIZING_VERSION
-from arena.services.score import SCORING_VERSION
+from arena.read.score import SCORING_VERSION
 from arena.store.tables import DecisionRow, ModelCallRow
 
 
@@ -48,7 +48,7 @@ def code_versions() -> tuple[CodeVersion, ...]:
                                        ("arena.agents.llm", "PROMPT_VERSION")])
     return (
         CodeVersion("sizing", SIZING_VERSION, "arena.domain.sizing.SIZING_VERSION"),
-        CodeVersion("scoring", SCORING_VERSION, "arena.services.score.SCORING_VERSION"),
+        CodeVersion("scoring", SCORING_VERSION, "arena.read.score.SCORING_VERSION"),
         CodeVersion("prompt", prompt, where),
         CodeVersion("simulator", SIMULATOR_VERSION, "arena.venues.simulated.SIMULATOR_VERSION"),
     )

@@ -28,7 +28,7 @@ from arena.scoring.proxy import aggregate_rows
 from arena.scoring.sequential import DEFAULT_ALPHA, compare_sequentially
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
-from arena.services.ablation import PairComparison, compare_pairs, resolution_times
+from arena.read.ablation import PairComparison, compare_pairs, resolution_times
 
 
 
@@ -186,7 +186,7 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
         resolved_at = resolution_times(s, as_of)
-    from arena.services.score import cohort_leaderboards
+    from arena.read.score import cohort_leaderboards
 
     board = cohort_leaderboards(engine, as_of, list(names.values()))
     options = dict(n_boot=n_boot, seed=seed, min_resolved=min_resolved)

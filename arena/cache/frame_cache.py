@@ -39,7 +39,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.clock import utc
-from arena.services.score import portfolios_frame
+from arena.read.score import portfolios_frame
 from arena.store.fingerprints import MarketMarks, Marks, cohort_marks, read_once
 from arena.store.frames import bets_frame, forecast_set_frame, position_frame
 from arena.store.memo import MemoTable, Recent
@@ -50,8 +50,8 @@ KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
 _TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
 # the code that reads the frames: a change to any of it moves every key
-_READERS = (("arena.store", "frames.py"), ("arena.store", "fingerprints.py"), ("arena.services", "score.py"),
-            ("arena.services", "mark.py"), ("arena.services", "frame_cache.py"), ("arena.domain", "valuation.py"))
+_READERS = (("arena.store", "frames.py"), ("arena.store", "fingerprints.py"), ("arena.read", "score.py"),
+            ("arena.usecases", "mark.py"), ("arena.cache", "frame_cache.py"), ("arena.domain", "valuation.py"))
 
 
 @dataclass(frozen=True)

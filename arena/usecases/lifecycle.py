@@ -26,11 +26,11 @@ from arena.agents.tools import WEB_SEARCH
 from arena.config import AGENT_KINDS, AgentConfig, ArenaConfig
 from arena.domain.decision import Decision
 from arena.errors import ConfigError
-from arena.services import decide
-from arena.services.cohorts import LineupEntry, agents_of, cohort_rules, open_cohorts, start_cohort, week_start
-from arena.services.endpoint_slots import EndpointLimits, LimitedTransport, Slots, slots_for
-from arena.services.leases import LeasePolicy
-from arena.services.pricing import BookSource, RoundBooks
+from arena.usecases import decide
+from arena.usecases.cohorts import LineupEntry, agents_of, cohort_rules, open_cohorts, start_cohort, week_start
+from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, Slots, slots_for
+from arena.ops.leases import LeasePolicy
+from arena.usecases.pricing import BookSource, RoundBooks
 from arena.store.engine import session_scope
 from arena.store.tables import AgentRow, CohortRow
 

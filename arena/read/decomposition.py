@@ -22,7 +22,7 @@ from arena.money import MICRO
 from arena.scoring.decomposition import PART_COLUMNS, SUM_COLUMNS, decompose, summarize
 
 from arena.store.tables import AgentRow, CohortRow, FillRow, ForecastRow, PriceSnapshotRow, ResolutionRow
-from arena.services.mark import side_prices
+from arena.usecases.mark import side_prices
 from arena.store.frames import price_frame, rows_frame
 
 POSITION = ["agent_id", "market_id", "outcome"]

@@ -20,8 +20,8 @@ from arena.clock import utc
 from arena.domain.market import Market, MarketStatus, Quote, Resolution
 from arena.domain.sizing import CohortRules
 from arena.errors import NotFound
-from arena.services import decide, ingest, mark, settle
-from arena.services.cohorts import LineupEntry, open_cohorts, start_cohort
+from arena.usecases import decide, ingest, mark, settle
+from arena.usecases.cohorts import LineupEntry, open_cohorts, start_cohort
 from arena.store.engine import session_scope
 
 DAY = timedelta(days=1)
