@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from arena.domain.forecast_set import LEGACY_SELECTION, ForecastSetRules
 from arena.money import Money
 
 SIZING_VERSION = "sizing-1"
@@ -32,6 +33,9 @@ class CohortRules:
     max_actions: int = 20  # per decision; keeps one reply from flooding the book
     decision_weeks: int = 5  # the cohort takes decisions in this many weekly rounds, then only settles
     prompt_version: str = DEFAULT_PROMPT_VERSION  # the decision prompt every LLM agent of the cohort is sent
+    # how each round's forecast set is chosen (`domain.forecast_set`); a cohort whose rules predate the field
+    # keeps the rule it ran with, volume-v1
+    forecast: ForecastSetRules = ForecastSetRules(selection=LEGACY_SELECTION, horizon_days=None)
 
     def __post_init__(self) -> None:
         if not Decimal(0) < self.max_bet_fraction <= Decimal(1):
@@ -56,6 +60,11 @@ class CohortRules:
         d["min_bet"] = str(self.min_bet.to_decimal())
         d["max_bet_fraction"] = str(self.max_bet_fraction)
         d["sizing_version"] = SIZING_VERSION
+        f = d.pop("forecast")
+        d["forecast_selection"] = f["selection"]
+        d["forecast_band"] = [str(x) for x in self.forecast.band]
+        d["forecast_max_per_event"] = f["max_per_event"]
+        d["forecast_horizon_days"] = f["horizon_days"]
         return d
 
     @classmethod
@@ -67,4 +76,17 @@ class CohortRules:
             max_actions=int(d.get("max_actions", 20)),
             decision_weeks=int(d.get("decision_weeks", 5)),
             prompt_version=str(d.get("prompt_version", LEGACY_PROMPT_VERSION)),
+            forecast=_forecast_rules(d),
         )
+
+
+def _forecast_rules(d: dict[str, Any]) -> ForecastSetRules:
+    """The forecast-set rules frozen in a cohort's rules JSON; rules written before they were frozen ran volume-v1
+    (no band, no horizon, no per-event cap)."""
+    if "forecast_selection" not in d:
+        return ForecastSetRules(selection=LEGACY_SELECTION, horizon_days=None)
+    horizon = d.get("forecast_horizon_days")
+    return ForecastSetRules(selection=str(d["forecast_selection"]),
+                            band=tuple(Decimal(str(x)) for x in d["forecast_band"]),  # type: ignore[arg-type]
+                            max_per_event=int(d["forecast_max_per_event"]),
+                            horizon_days=int(horizon) if horizon is not None else None)

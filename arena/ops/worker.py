@@ -37,6 +37,7 @@ from arena.config import AGENT_KINDS, ArenaConfig
 from arena.domain.decision import Decision
 from arena.errors import ConfigError
 from arena.usecases import decide
+from arena.usecases.asked_set import round_set
 from arena.usecases.cohorts import agents_of, week_start
 from arena.ops.decision_queue import claim_next, open_seats
 from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, slots_for
@@ -150,6 +151,8 @@ class Worker:
             rows = {r.id: r for c in cohorts for r in agents_of(s, c.id)}  # type: ignore[arg-type]
         books = RoundBooks(self.books) if self.books is not None else None
         k = self.config.cohort.forecast_set_size
+        for c in cohorts:  # each round's set chosen and stored before any of its seats is asked
+            round_set(self.engine, c, round_key, now, *state, k)
         beat = decide.ClaimBeat(self.engine, self.lease)
         ids = list(by_id)
         lock = threading.Lock()

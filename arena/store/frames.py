@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, String, bindparam, cast, func, literal_column, select, text
+from sqlalchemy import BigInteger, Integer, String, bindparam, cast, func, literal_column, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
 from arena.domain.market import NO, YES
 from arena.money import MICRO
-from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, PriceSnapshotRow,
-                                ResolutionRow)
+from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastQuestionRow, ForecastRow, MarketRow,
+                                PriceSnapshotRow, ResolutionRow)
 
 
 def rows_frame(rows: Sequence[Sequence[object]], columns: list[str]) -> pd.DataFrame:
@@ -403,6 +403,32 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     return df[cols + (["replicate"] if all_replicates else []) + (["_order"] if order else [])]
 
 
-__all__ = ["bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
+def asked_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
+    """The cohorts' asked forecast sets (`forecast_questions`): one row per (cohort, round, market) asked of every
+    seat of the round, whether or not a seat answered — cohort (name), round, market_id, question (market@round),
+    market_price (the YES price shown at decision time, in [0, 1]; NaN when it had none), in_band, filled (bool)
+    and as_of (the round's decision time). With `as_of`, only the sets chosen at or before it. Rows come by cohort
+    id, round and position in the set."""
+    q = (select(ForecastQuestionRow.cohort_id, ForecastQuestionRow.round_key, ForecastQuestionRow.market_id,
+                ForecastQuestionRow.price_ppm, cast(ForecastQuestionRow.in_band, Integer),
+                cast(ForecastQuestionRow.filled, Integer), ForecastQuestionRow.as_of)
+         .where(ForecastQuestionRow.cohort_id.in_([int(c) for c in cohort_ids]))  # type: ignore[attr-defined]
+         .order_by(ForecastQuestionRow.cohort_id, ForecastQuestionRow.round_key, ForecastQuestionRow.position))
+    if as_of is not None:
+        q = q.where(ForecastQuestionRow.as_of <= time_bound(session, as_of))  # type: ignore[operator]
+    facts = read_frame(session, q, ["cohort_id", "round", "market_id", "price_ppm", "in_band", "filled", "as_of"],
+                       ["int", "str", "str", "int", "int", "int", "time"])
+    cohorts = select(CohortRow.id, CohortRow.name).where(CohortRow.id.in_([int(c) for c in cohort_ids]))  # type: ignore[union-attr]
+    df = _joined(facts, [("cohort_id", _dimension(session, cohorts, ["cohort"], ["str"]))])
+    df["round"] = df["round"].astype(str)
+    df["market_id"] = df["market_id"].astype(str)
+    df["question"] = df["market_id"] + "@" + df["round"]
+    df["market_price"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float) / MICRO
+    df["in_band"] = df["in_band"].astype(bool)
+    df["filled"] = df["filled"].astype(bool)
+    return df[["cohort", "round", "market_id", "question", "market_price", "in_band", "filled", "as_of"]]
+
+
+__all__ = ["asked_frame", "bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
            "latest_resolutions", "position_frame", "price_frame", "raw_rows", "read_frame", "rows_frame", "time_bound",
            "timestamp_literal"]

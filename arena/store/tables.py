@@ -198,6 +198,31 @@ class ForecastRow(SQLModel, table=True):
     replicate: int = 1
 
 
+class ForecastQuestionRow(SQLModel, table=True):
+    """One market of a cohort round's forecast set, chosen once before any seat of the round is asked and read
+    back by every seat (and by a resumed round): the asked questions, whether or not a seat answered them.
+    `position` is the market's place in the set (0-based); `price_ppm` the YES price shown at decision time;
+    `in_band` whether that price lay in the cohort's band; `filled` whether it was taken from outside the band
+    because too few markets were in it (`domain.forecast_set`)."""
+
+    __tablename__ = "forecast_questions"
+    __table_args__ = (
+        UniqueConstraint("cohort_id", "round_key", "market_id", name="uq_forecast_question"),
+        # two writers of one round cannot both commit a set: they collide on position 0
+        UniqueConstraint("cohort_id", "round_key", "position", name="uq_forecast_question_position"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = Field(foreign_key="cohorts.id", index=True)
+    round_key: str = Field(max_length=60)
+    market_id: str = Field(foreign_key="markets.id", max_length=200)
+    position: int
+    price_ppm: int | None = _big(nullable=True)
+    in_band: bool
+    filled: bool = False
+    as_of: datetime = _ts()  # the round's decision time
+
+
 class FillRow(SQLModel, table=True):
     """The only money facts. Append-only (database triggers); `key` unique, so no fill is recorded twice."""
 

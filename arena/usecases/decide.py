@@ -24,7 +24,7 @@ yet recorded (and the failed ones again), then replicate 1.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 import dataclasses
 import itertools
 import threading
@@ -40,11 +40,13 @@ from sqlmodel import Session, select
 
 from arena.agents.view import Agent, AgentView, MarketView, PositionView
 from arena.domain import broker
+from arena.domain import forecast_set as forecast_set_rules
 from arena.domain.decision import Bet, Decision, Sell
 from arena.domain.ledger import Ledger
 from arena.domain.market import YES, Market, MarketKind, Quote
 from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
+from arena.usecases.asked_set import round_set
 from arena.usecases.cohorts import agents_of, cohort_rules
 from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.usecases.market_facts import StoreMarketFacts
@@ -172,63 +174,17 @@ def tradable_counts(session: Session, times: Iterable[datetime], max_age: timede
     return {t: sum(1 for mid in ids if mid in markets and markets[mid].is_open_at(t)) for t, ids in fresh.items()}
 
 
-FORECAST_GROUPS = 2  # at most this many complete exclusive groups in a forecast set
-GROUP_MAX_MEMBERS = 5  # a group is taken whole only when it has 2..this many tradable members
-
-
-def exclusive_groups(markets: Mapping[str, Market], max_members: int = GROUP_MAX_MEMBERS
-                     ) -> dict[str, tuple[str, ...]]:
-    """The multi-outcome groups among `markets` that can go into a forecast set whole: binary markets sharing
-    a non-empty `group_id` (a Polymarket neg-risk event, a simulated or replayed exclusive group), with 2 to
-    `max_members` members present; group id → member ids in id order. "Complete" means every member the
-    tradable universe holds: a venue member outside the universe cannot be seen here."""
-    members: dict[str, list[str]] = {}
-    for m in markets.values():
-        if m.group_id and m.kind is MarketKind.BINARY:
-            members.setdefault(m.group_id, []).append(m.id)
-    return {g: tuple(sorted(ids)) for g, ids in members.items() if 2 <= len(ids) <= max_members}
-
-
-def forecast_set(markets: Mapping[str, Market], k: int, groups: int = FORECAST_GROUPS,
-                 max_members: int = GROUP_MAX_MEMBERS) -> tuple[str, ...]:
-    """The K markets every agent of a round is asked to forecast (binary markets only), deterministic:
-
-    1. complete groups first, so the consistency checks (Σ P = 1 over a group, seed 003's negation pairs, seed
-       004's S′) have questions to run on: up to `groups` of the `exclusive_groups`, each taken whole and only
-       while the groups together fill at most half of the K slots (the other half is always chosen by volume).
-       The most traded group (total 24 h volume, ties by group id) comes first; the second slot goes to the
-       most traded two-member group, if there is one (seed 003's negation check needs a pair: P and not-P),
-       and any further slots by volume again;
-    2. then the most traded binary markets not yet chosen (24 h volume, ties by id) fill the remaining slots.
-
-    Group members come first, group by group, then the rest in volume order. Without groups in the universe
-    this is exactly the top K by 24 h volume.
-    """
-    binary = [m for m in markets.values() if m.kind is MarketKind.BINARY]
-    binary.sort(key=lambda m: (-(m.volume_24h or 0.0), m.id))
-    chosen: list[str] = []
-    if groups > 0:
-        candidates = exclusive_groups(markets, max_members)
-        volume = {g: sum(markets[mid].volume_24h or 0.0 for mid in ids) for g, ids in candidates.items()}
-        ranked = sorted(candidates, key=lambda g: (-volume[g], g))
-        fitting = [g for g in ranked if len(candidates[g]) <= k // 2]
-        pairs = [g for g in fitting if len(candidates[g]) == 2]
-        order = fitting[:1] + pairs[:1] + fitting[1:]  # the best group, the best pair, then by volume
-        taken: list[str] = []
-        for g in order:
-            if len(taken) >= groups:
-                break
-            if g in taken or len(chosen) + len(candidates[g]) > k // 2:
-                continue  # a smaller group further down may still fit
-            chosen.extend(candidates[g])
-            taken.append(g)
-    picked = set(chosen)
-    chosen.extend(m.id for m in binary if m.id not in picked)
-    return tuple(chosen[:k])
+# The selection rules live in the pure domain (`arena.domain.forecast_set`); the round's set is chosen once and
+# stored (`arena.usecases.asked_set`). The old names stay importable from here.
+FORECAST_GROUPS, GROUP_MAX_MEMBERS = forecast_set_rules.FORECAST_GROUPS, forecast_set_rules.GROUP_MAX_MEMBERS
+exclusive_groups = forecast_set_rules.exclusive_groups
+forecast_set = forecast_set_rules.volume_set  # the volume-v1 rule, by market id
 
 
 def build_view(session: Session, ledger: Ledger, agent_id: str, as_of: datetime, rules: Any,
-               markets: Mapping[str, Market], quotes: Mapping[str, Quote], k: int) -> AgentView:
+               markets: Mapping[str, Market], quotes: Mapping[str, Quote], asked: Sequence[str]) -> AgentView:
+    """The agent's view at `as_of`: its book, the tradable markets, and the round's forecast set `asked` (the
+    stored set's markets that are still tradable: a resumed round does not ask a market that has closed since)."""
     held = [p for p in ledger.open_positions()]
     held_quotes = repo.latest_quotes(session, as_of, {p.market_id for p in held})
     held_markets = repo.markets_by_id(session, {p.market_id for p in held})
@@ -244,7 +200,8 @@ def build_view(session: Session, ledger: Ledger, agent_id: str, as_of: datetime,
     views = tuple(MarketView(markets[mid], quotes[mid]) for mid in sorted(markets))
     return AgentView(as_of=as_of, agent_id=agent_id, cash=ledger.cash, max_bet=rules.max_bet(ledger.cash),
                      min_bet=rules.min_bet, positions=tuple(positions), markets=views,
-                     forecast_set=forecast_set(markets, k), prompt_version=getattr(rules, "prompt_version", ""))
+                     forecast_set=tuple(mid for mid in asked if mid in markets),
+                     prompt_version=getattr(rules, "prompt_version", ""))
 
 
 def action_json(action: Bet | Sell) -> dict[str, Any]:
@@ -294,7 +251,10 @@ def _decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agen
     with Session(engine, expire_on_commit=False) as s:
         ledger = repo.ledger_for(s, agent_row, cohort)
         markets, quotes = market_state if market_state is not None else tradable_markets(s, as_of)
-        view = build_view(s, ledger, str(agent_row.id), as_of, rules, markets, quotes, forecast_k)
+        round_key = s.exec(select(DecisionRow.round_key).where(DecisionRow.id == decision_id)).one()
+    asked = round_set(engine, cohort, round_key, as_of, markets, quotes, forecast_k)  # the stored set, or chosen now
+    with Session(engine, expire_on_commit=False) as s:
+        view = build_view(s, ledger, str(agent_row.id), as_of, rules, markets, quotes, asked.market_ids)
         view = replace(view, facts=StoreMarketFacts(engine, as_of))  # what tools may read: as of the decision
         pricer = pricer_for(s, markets, quotes, books)
     k = replicates_of(agent_row)
@@ -456,6 +416,7 @@ def run_round(engine: Engine, cohort: CohortRow, agents: Mapping[str, Agent], ro
     with Session(engine) as s:
         rows = agents_of(s, cohort.id)  # type: ignore[arg-type]
         state = tradable_markets(s, as_of)  # the same for every agent of the round: read once
+    round_set(engine, cohort, round_key, as_of, *state, forecast_k)  # chosen and stored before any seat is asked
     beat = ClaimBeat(engine, lease)
 
     def one(row: AgentRow) -> DecisionOutcome:
