@@ -50,7 +50,7 @@ def _has_arena_data(engine) -> bool:  # type: ignore[no-untyped-def]
 def _demo(args: argparse.Namespace) -> int:
     from arena.agents.baselines import demo_lineup
     from arena.domain.sizing import CohortRules
-    from arena.report import LEGEND, boards_report
+    from arena.report import hint, legend, render_boards
     from arena.usecases.cohorts import LineupEntry
     from arena.usecases.simulation import simulate
     from arena.read.standings import standings
@@ -126,15 +126,23 @@ def _demo(args: argparse.Namespace) -> int:
                           rules, lineup, until, forecast_k=args.forecast_k,
                           on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
     as_of = start + timedelta(days=report.days)
-    print(f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
-          f"× {len(agents)} scripted agents, {report.days} simulated days")
-    print(f"decisions: {dict(sorted(report.decisions.items()))}; fills: {report.fills} bets/sells, "
-          f"{report.settled} settlements, {report.refunded} refunds (voided markets); "
-          f"completed cohorts: {len(report.completed)}/{len(report.cohorts)}")
+    import textwrap
+
+    from arena.report import terminal_width
+
+    decisions = ", ".join(f"{n} {status}" for status, n in sorted(report.decisions.items())) or "none"
+    for line in (f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
+                 f"× {len(agents)} scripted agents, {report.days} simulated days",
+                 f"decisions: {decisions}; fills: {report.fills} bets/sells, {report.settled} settlements, "
+                 f"{report.refunded} refunds (voided markets); completed cohorts: "
+                 f"{len(report.completed)}/{len(report.cohorts)}"):
+        print(textwrap.fill(line, width=terminal_width(), break_on_hyphens=False))
     print()
-    print(boards_report(standings(engine, as_of)))
+    shown = render_boards(standings(engine, as_of))
+    print(shown.text)
     print()
-    print(LEGEND)
+    print(legend(headers=shown.headers))
+    print(hint(shown))
     print(f"\ndatabase: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s)")
     return 0
 
@@ -191,8 +199,8 @@ def _export(args: argparse.Namespace) -> int:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
         print(f"wrote {report.written} resolved markets to {args.out}; left out: {skipped}")
         return 0
-    report = export_tables(engine, args.out, datetime.now(timezone.utc), args.cohort, fmt=args.what,
-                           with_text=args.with_text)
+    report = export_tables(engine, args.out, args.as_of or datetime.now(timezone.utc), args.cohort, fmt=args.what,
+                           with_text=args.with_text, rank_by=_load_config(args.config).leaderboard.rank_by)
     print(f"wrote {report.written} rows: " + ", ".join(report.files))
     return 0
 
@@ -208,28 +216,41 @@ def _load_config(path: str | None):  # type: ignore[no-untyped-def]
     return default_config()
 
 
-def _runtime(args: argparse.Namespace, read_only: bool = False):  # type: ignore[no-untyped-def]
+def _check_runtime_args(args: argparse.Namespace) -> None:
+    """Refuse a job command's bad flags before anything is read or written."""
+    if "replay" in (getattr(args, "venue", None) or ()) and not getattr(args, "replay", None):
+        raise InputError("--venue replay needs the replay file", fix="pass --replay FILE")
+    _endpoint_limits(args)
+
+
+def _mark_every(config) -> timedelta:  # type: ignore[no-untyped-def]
+    """The mark-to-market period: the config's [schedule] mark interval, else a day."""
+    mark = config.schedule.overrides().get("mark")
+    return timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
+
+
+def _runtime(args: argparse.Namespace, read_only: bool = False, config=None):  # type: ignore[no-untyped-def]
+    """The jobs' runtime; every flag and the config are checked before the store is opened (which creates and
+    migrates it unless `read_only`)."""
     import os
 
     from arena.store.engine import open_existing_store, open_store
     from arena.jobs.runtime import Runtime, configure
 
-    config = _load_config(getattr(args, "config", None))
-    if "replay" in (getattr(args, "venue", None) or ()) and not getattr(args, "replay", None):
-        raise InputError("--venue replay needs the replay file", fix="pass --replay FILE")
+    config = config if config is not None else _load_config(getattr(args, "config", None))
+    _check_runtime_args(args)
     clock = _clock(args)
-    mark = config.schedule.overrides().get("mark")
-    mark_every = timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
+    limits = _endpoint_limits(args)
     from arena.usecases.venue_registry import LIVE_VENUES
 
     venues = tuple(getattr(args, "venue", None) or LIVE_VENUES)
     return configure(Runtime(
         engine=(open_existing_store if read_only else open_store)(args.db), clock=clock, config=config,
         site_dir=Path(args.site) if getattr(args, "site", None) else None,
-        mark_every=mark_every, environ=dict(os.environ), sync_venues=venues,
+        mark_every=_mark_every(config), environ=dict(os.environ), sync_venues=venues,
         replay_path=Path(args.replay) if getattr(args, "replay", None) else None,
         backup_dir=Path(args.backup_dir) if getattr(args, "backup_dir", None) else None,
-        endpoint_limits=_endpoint_limits(args),
+        endpoint_limits=limits,
     ))
 
 
@@ -342,10 +363,14 @@ def _jobs(args: argparse.Namespace) -> int:
             for agent, env in rt.config.missing_keys(rt.environ):
                 print(f"warning: {agent} has no API key (set {env}); its decisions will be recorded as failed",
                       file=sys.stderr)
+        from arena.jobs.sentences import outcome_sentence
+
         out = run_now(args.name)
-        print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}{(' ' + out.error) if out.error else ''}")
+        print(outcome_sentence(out))
         return 0 if out.status in ("ok", "skipped", "incomplete") else 1
     from arena.ops.operations import recent_runs
+
+    from arena.jobs.plan import RENDERS_AFTER, describe
 
     sch = build_scheduler(rt, manual=True, schedule=rt.config.schedule.overrides())
     sch.start(paused=True)
@@ -353,12 +378,19 @@ def _jobs(args: argparse.Namespace) -> int:
         last = {}
         for r in reversed(recent_runs(rt.engine, 500)):
             last[r.job] = r
-        print(f"{'job':<16} {'next run (UTC)':<27} {'last run':<30} trigger")
+
+        def last_run(job: str) -> str:
+            r = last.get(job)
+            return f"{r.status} {r.started_at:%Y-%m-%d %H:%M}" if r else "never"
+
+        print(f"{'job':<15} {'when (UTC)':<38} {'next run':<17} last run")
         for job in sorted(sch.get_jobs(), key=lambda j: j.id):
-            r = last.get(job.id)
-            lr = f"{r.status} {r.started_at:%Y-%m-%d %H:%M}" if r else "never"
-            nxt = f"{job.next_run_time:%Y-%m-%d %H:%M:%S}" if job.next_run_time else "paused"
-            print(f"{job.id:<16} {nxt:<27} {lr:<30} {job.trigger}")
+            if job.id == "render":
+                continue  # a one-off catch-up render still queued: the render line below stands for it
+            nxt = f"{job.next_run_time:%Y-%m-%d %H:%M}" if job.next_run_time else "paused"
+            print(f"{job.id:<15} {describe(job.trigger):<38} {nxt:<17} {last_run(job.id)}")
+        after = "after " + ", ".join(RENDERS_AFTER)
+        print(f"{'render':<15} {after:<38} {'(with --site)':<17} {last_run('render')}")
     finally:
         sch.shutdown()
     return 0
@@ -378,21 +410,34 @@ def _missing_keys_refused(config, what: str, override: str) -> bool:  # type: ig
 
 
 def _scheduler(args: argparse.Namespace) -> int:
+    """`arena scheduler`: the plan first (one line per job, its trigger in words and next run), every refusal
+    before anything is written, then a catch-up (a sync and a render now when none ran in the last period) and
+    every job on its schedule."""
+    from arena.jobs.plan import plan_lines, planned_jobs
+
+    config = _load_config(args.config)
+    _check_runtime_args(args)
+    if not args.allow_missing_keys:
+        _missing_keys_refused(config, "arena scheduler", "--allow-missing-keys")
+    now = datetime.now(timezone.utc)
+    planned = planned_jobs(_mark_every(config), config.schedule.overrides())
+    print(f"arena scheduler: {len(planned)} jobs, times in UTC; Ctrl-C stops it", flush=True)
+    for line in plan_lines(planned, now, site=bool(args.site)):
+        print(line, flush=True)
+
     from arena.jobs.scheduler import build_scheduler
 
-    rt = _runtime(args)
-    if not args.allow_missing_keys:
-        _missing_keys_refused(rt.config, "arena scheduler", "--allow-missing-keys")
+    rt = _runtime(args, config=config)  # only now: the store is opened (created, migrated) here
+    catch_up = _catch_up(rt, planned, now)
+    if catch_up:
+        print("catching up now: " + "; ".join(f"{job} ({why})" for job, why in catch_up.items()), flush=True)
+    print(f"job store in {rt.engine.url.render_as_string(hide_password=True)}; each job logs one line when it "
+          "starts and one when it ends (outcome, counts, next run)", flush=True)
 
     def log(line: str) -> None:
         print(line, flush=True)
 
-    sch = build_scheduler(rt, schedule=rt.config.schedule.overrides(), log=log)
-    print(f"arena scheduler: {len(sch.get_jobs())} jobs, job store in "
-          f"{rt.engine.url.render_as_string(hide_password=True)}; Ctrl-C stops it", flush=True)
-    for job in sorted(sch.get_jobs(), key=lambda j: j.id):
-        print(f"  {job.id:<16} {job.trigger}", flush=True)
-    print("each job logs one line when it starts and one when it ends (outcome, counts, next run)", flush=True)
+    sch = build_scheduler(rt, schedule=rt.config.schedule.overrides(), log=log, run_now=tuple(catch_up), now=now)
     import signal
 
     from arena.web.fork import end_children
@@ -410,19 +455,50 @@ def _scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _catch_up(rt, planned, now: datetime) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The jobs to run at once, with why: the sync when none finished in its last period (the site is then
+    rendered after it), else a render when the site has none that recent."""
+    from sqlalchemy import func, select
+    from sqlmodel import Session
+
+    from arena.jobs.plan import describe, period_of
+    from arena.store.tables import JobRunRow
+
+    out: dict[str, str] = {}
+    sync = next((p for p in planned if p.id == "sync"), None)
+    if sync is None:
+        return out
+    period = period_of(sync.trigger, now)
+    with Session(rt.engine) as s:
+        def last(job: str):  # type: ignore[no-untyped-def]
+            return s.scalar(select(func.max(JobRunRow.started_at)).where(JobRunRow.job == job,
+                                                                        JobRunRow.status.in_(("ok", "incomplete"))))
+        synced, rendered = last("sync"), last("render")
+    since = f"none in the last {describe(sync.trigger).removeprefix('every ')}"
+    from arena.clock import utc
+
+    if synced is None or utc(synced) < now - period:
+        out["sync"] = since + (", then render" if rt.site_dir is not None else "")
+    elif rt.site_dir is not None and (rendered is None or utc(rendered) < now - period):
+        out["render"] = f"no render in the last {describe(sync.trigger).removeprefix('every ')}"
+    return out
+
+
 def _worker(args: argparse.Namespace) -> int:
     """`arena worker`: decide the week's rounds together with every other worker on the database."""
     import signal
     import threading
 
     from arena.jobs.scheduler import run_now
+    from arena.jobs.sentences import outcome_sentence
     from arena.ops.endpoint_slots import EndpointLimits
     from arena.ops.worker import Worker
 
-    rt = _runtime(args)
+    config = _load_config(args.config)
+    if not args.allow_missing_keys:  # refused before the store is opened: nothing written
+        _missing_keys_refused(config, "arena worker", "--allow-missing-keys")
+    rt = _runtime(args, config=config)
     limits = rt.endpoint_limits or EndpointLimits()
-    if not args.allow_missing_keys:
-        _missing_keys_refused(rt.config, "arena worker", "--allow-missing-keys")
     if rt.engine.dialect.name != "postgresql":
         print("note: on SQLite the workers share claims (no seat is decided twice) but endpoint limits hold per "
               "process; use PostgreSQL for several workers", file=sys.stderr)
@@ -433,8 +509,7 @@ def _worker(args: argparse.Namespace) -> int:
         for name in args.job or ():
             out = run_now(name)
             if out.status != "skipped":
-                print(f"{out.job} [{out.period_key}]: {out.status} {out.counts or ''}"
-                      f"{(' ' + out.error) if out.error else ''}", flush=True)
+                print(outcome_sentence(out), flush=True)
 
     with Worker(rt.engine, rt.config, rt.environ, rt.clock, concurrency=args.concurrency, limits=limits,
                 lease=rt.lease(), books=_live_books(rt.clock),
@@ -544,7 +619,7 @@ FORMATS = ("text", "csv", "json")
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from arena.report import LEGEND, boards_report
+    from arena.report import hint, legend, render_boards
     from arena.scoring.board import RANK_CHOICES
     from arena.read.standings import boards_csv, standings
     from arena.store.engine import open_existing_store
@@ -575,9 +650,10 @@ def _leaderboard(args: argparse.Namespace) -> int:
     if not boards.cohorts:
         print("no cohorts yet")
         return 0
-    print(boards_report(boards, overall=not args.cohort))
+    shown = render_boards(boards, overall=not args.cohort, wide=args.wide)
+    print(shown.text)
     print()
-    print(LEGEND)
+    print(legend() if args.legend else hint(shown))
     return 0
 
 
@@ -649,15 +725,22 @@ def parser() -> argparse.ArgumentParser:
     sy.add_argument("--db", default=None, help=DB_HELP)
     sy.set_defaults(func=_sync)
 
-    ex = sub.add_parser("export", help="export CSV or Parquet (fills, decisions, snapshots, scores, forecasts, model "
-                        "calls, markets, prices) or a replay file")
+    ex = sub.add_parser("export", help="export CSV or Parquet (fills, decisions, snapshots, the boards as scores, bets, "
+                        "forecasts, model calls with their tool calls, markets, prices) or a replay file")
     ex.add_argument("what", nargs="?", default="csv", choices=["csv", "parquet", "replay"],
                     help="csv / parquet: tables of the arena (default csv; parquet needs pyarrow); replay: its "
                          "markets as a replay JSON-lines file")
     ex.add_argument("--out", required=True, help="a directory for csv and parquet, a file for replay")
     ex.add_argument("--cohort", default=None, help="csv, parquet: only this cohort")
     ex.add_argument("--with-text", action="store_true",
-                    help="csv, parquet: include the model calls' prompts and raw replies (large; off by default)")
+                    help="csv, parquet: include the model calls' prompts, raw replies and reasoning (large; off by "
+                         "default)")
+    ex.add_argument("--as-of", default=None, metavar="T", type=parse_at,
+                    help="csv, parquet: the boards (scores) and bets from the facts recorded up to T (ISO, UTC; "
+                         "default now)")
+    ex.add_argument("--config", default=None,
+                    help="arena TOML whose [leaderboard] rank_by ranks the scores (default ./arena.toml, else "
+                         "forecast_brier) — as `arena leaderboard`")
     ex.add_argument("--db", default=None, help=DB_HELP)
     ex.set_defaults(func=_export)
 
@@ -773,6 +856,10 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     lb.add_argument("--track", choices=["model", "agent"], default=None,
                     help="only the agents of this track: model (no tools) or agent (with tools)")
+    lb.add_argument("--wide", action="store_true",
+                    help="text: every column, however wide (default: the columns that fit the terminal — COLUMNS, "
+                         "else the terminal's width, else 100 — in priority order)")
+    lb.add_argument("--legend", action="store_true", help="text: explain every column under the boards")
     lb.set_defaults(func=_leaderboard)
 
     cp = sub.add_parser("compare", help="B vs A over their shared questions: paired differences with intervals")

@@ -1,10 +1,18 @@
-"""Plain-text rendering of the boards for the terminal (`arena leaderboard`, `arena demo`): the headline first —
-forecast Brier with its 95 % interval, rank (ties as "1=") and tier — then skill against the market, then seed
-001's bet-size metrics under their own names, coherence and money. The HTML site renders the same boards."""
+"""The boards as terminal text (`arena leaderboard`, `arena demo`), fitted to a width: columns are taken in
+priority order — rank, name, the headline (forecast Brier with its 95 % interval), tier, Brier − market,
+coverage, P/L, return, then the rest — as many as fit; `wide` takes them all. Tables are laid out by rich.
+
+The width is the terminal's (`COLUMNS` when set, else the terminal of stdout), and 100 columns when stdout is not a
+terminal (a pipe or a file), so saved output has the same predictable layout; `--wide` shows every column whatever
+the width. The legend explains each column and is wrapped to the same width."""
 
 from __future__ import annotations
 
+import io
 import math
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -12,105 +20,263 @@ import pandas as pd
 from arena.scoring.brier import BSS_MARKET_FLOOR, BSS_MARKET_MIN
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 
-INTERVAL = "__interval__"  # a computed column: "[lo, hi]" of the forecast Brier
+DEFAULT_WIDTH = 100  # columns when stdout is not a terminal and COLUMNS is unset
+GAP = 2  # spaces between two columns
 
-BOARD_TEXT_COLUMNS = [
-    ("agent", "agent", "{}"),
-    ("kind", "kind", "{}"),
-    ("rank_label", "rank", "{}"),
-    ("tier", "tier", "{:d}"),
-    ("provisional", "prov", "{}"),
-    ("forecast_brier", "F-Brier", "{:.3f}"),
-    (INTERVAL, "95% CI", "{}"),
-    ("n_forecasts", "n", "{:d}"),
-    ("brier_minus_market", "F-mkt", "{:+.3f}"),
-    ("bss_vs_market", "BSSmkt", "{:+.2f}"),
-    ("log_score", "log", "{:.3f}"),
-    ("spherical_score", "sph", "{:.3f}"),
-    ("brier_adjusted", "adj-Brier", "{:.3f}"),
-    ("irt_skill", "IRT", "{:+.2f}"),
-    ("implied_brier", "S001 Brier", "{:.3f}"),
-    ("implied_brier_band", "S001 band", "{}"),
-    ("bss_vs_0_25", "S001 BSS.25", "{:+.2f}"),
-    ("kelly_brier", "Brier-K", "{:.3f}"),
-    ("stated_brier", "Brier-S", "{:.3f}"),
-    ("coherence_gap", "gap", "{:.3f}"),
-    ("contradicting_bets", "contra", "{:.0%}"),
-    ("crowd_proxy", "proxy", "{:.4f}"),
-    ("pnl", "P/L $", "{:+,.2f}"),
-    ("return_pct", "return", "{:+.1f}%"),
-    ("win_rate", "win", "{:.0%}"),
-]
-OVERALL_TEXT_COLUMNS = [("model", "model", "{}"), ("n_cohorts", "cohorts", "{:d}")] + BOARD_TEXT_COLUMNS[1:]
 
-LEGEND = (
-    "Ranked by the rank key (default F-Brier); '1=' marks a shared rank. "
-    "F-Brier (the headline): Brier of each agent's stated P(YES) on its cohort's forecast set — the same questions "
-    "for every agent — over resolved markets, lower is better; 95% CI: paired bootstrap resampling markets (across "
-    "cohorts on the overall board: cohorts, then markets within them); tier: 1 + agents significantly better on "
-    "the rank key (BH-adjusted bootstrap p < 0.05), same tier = not distinguishable. References (kind reference): "
-    "always-0.5 and market (the YES price the agents saw) forecast the same questions inside the same bootstrap. "
-    f"F-mkt: F-Brier minus the market's Brier on the same questions (< 0 beats the market, in -1..1); BSSmkt: "
-    f"1 - F-Brier / market Brier, shown only where the market's Brier is at least {BSS_MARKET_FLOOR} (so within "
-    f"{BSS_MARKET_MIN:.0f}..1), else '—' (too small to divide by). On the same questions: log: mean log loss "
-    "(nats, lower is better, P(YES) clipped to [1e-6, 1-1e-6]); sph: mean spherical score (0..1, higher is better); "
-    "adj-Brier: difficulty-adjusted Brier (two-way fixed effects, question + forecaster; the Brier on the average "
-    "question, lower is better); IRT: Rasch-type skill from 1 - Brier (logits on the average question, higher is "
-    "better); log and sph get bootstrap tiers when ranked by, adj-Brier and IRT are fitted over every row at once "
-    "and have no tier. Seed 001's metrics, kept as defined: S001 Brier "
-    "(P(YES) implied by bet size: bet / max bet), S001 band, S001 BSS.25 (skill vs 0.25). Brier-K: Kelly-implied "
-    "P(YES); Brier-S: P(YES) stated with the bets; gap: mean |stated - Kelly-implied P(YES)| over the bets; "
-    "contra: share of bets whose side contradicts the agent's own stated P(YES) vs the price paid; proxy: "
-    "crowd-proxy (logit pool of the cohort's forecasts). "
-    f"prov '*': provisional, fewer than {PROVISIONAL_MIN_RESOLVED} resolved forecasts. "
-    "'—' means nothing to score yet (never 0)."
+def terminal_width() -> int:
+    """COLUMNS when set (a whole number), else the width of the terminal stdout writes to, else DEFAULT_WIDTH."""
+    import os
+    import sys
+
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return max(20, int(env))
+    try:
+        if sys.stdout.isatty():
+            return max(20, os.get_terminal_size(sys.stdout.fileno()).columns)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return DEFAULT_WIDTH
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def _fmt(pattern: str) -> Callable[[dict[str, Any], str], str]:
+    def cell(rec: dict[str, Any], key: str) -> str:
+        value = rec.get(key)
+        if _missing(value):
+            return "—"
+        try:
+            return pattern.format(int(value)) if pattern == "{:d}" else pattern.format(value)
+        except (ValueError, TypeError):
+            return str(value)
+
+    return cell
+
+
+def _name(rec: dict[str, Any], key: str) -> str:
+    name = str(rec.get(key, ""))
+    same = rec.get("same_as")
+    if not _missing(same) and same:
+        name += f" = {same}"
+    return name + (" *" if rec.get("provisional") is True else "")
+
+
+def _headline(rec: dict[str, Any], key: str) -> str:
+    value, lo, hi = rec.get("forecast_brier"), rec.get("forecast_brier_lo"), rec.get("forecast_brier_hi")
+    if _missing(value):
+        return "—"
+    if any(_missing(x) for x in (lo, hi)):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _coverage(rec: dict[str, Any], key: str) -> str:
+    asked, answered = rec.get("n_asked"), rec.get("n_answered")
+    if _missing(asked) or _missing(answered):
+        return "—"
+    return f"{int(answered)}/{int(asked)}"
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the board column it shows (the first one it needs)
+    header: str
+    cell: Callable[[dict[str, Any], str], str]
+    right: bool = True  # right-aligned (numbers)
+    needs: tuple[str, ...] = ()  # shown only when the board has these columns (default: `key`)
+
+    def available(self, columns: Sequence[str]) -> bool:
+        return all(c in columns for c in (self.needs or (self.key,)))
+
+
+# Priority order: what a narrow terminal keeps first. The name column is "agent" or "model" (`_columns`).
+PRIORITY: tuple[Column, ...] = (
+    Column("rank_label", "rank", _fmt("{}")),
+    Column("@name", "agent", _name, right=False, needs=()),
+    Column("forecast_brier", "F-Brier [95% CI]", _headline),
+    Column("tier", "tier", _fmt("{:d}")),
+    Column("brier_minus_market", "F-mkt", _fmt("{:+.3f}")),
+    Column("n_asked", "answered", _coverage, needs=("n_asked", "n_answered")),
+    Column("n_markets", "markets", _fmt("{:d}")),
+    Column("n_forecasts", "n", _fmt("{:d}")),
+    Column("pnl", "P/L $", _fmt("{:+,.2f}")),
+    Column("return_pct", "return", _fmt("{:+.1f}%")),
+    Column("n_cohorts", "cohorts", _fmt("{:d}")),
+    Column("bss_vs_market", "BSSmkt", _fmt("{:+.2f}")),
+    Column("kind", "kind", _fmt("{}"), right=False),
+    Column("log_score", "log", _fmt("{:.3f}")),
+    Column("spherical_score", "sph", _fmt("{:.3f}")),
+    Column("brier_adjusted", "adj-Brier", _fmt("{:.3f}")),
+    Column("irt_skill", "IRT", _fmt("{:+.2f}")),
+    Column("implied_brier", "S001 Brier", _fmt("{:.3f}")),
+    Column("implied_brier_band", "S001 band", _fmt("{}")),
+    Column("bss_vs_0_25", "S001 BSS.25", _fmt("{:+.2f}")),
+    Column("kelly_brier", "Brier-K", _fmt("{:.3f}")),
+    Column("stated_brier", "Brier-S", _fmt("{:.3f}")),
+    Column("coherence_gap", "gap", _fmt("{:.3f}")),
+    Column("contradicting_bets", "contra", _fmt("{:.0%}")),
+    Column("crowd_proxy", "proxy", _fmt("{:.4f}")),
+    Column("win_rate", "win", _fmt("{:.0%}")),
 )
 
+GENERAL_LEGEND = (
+    "Ranked by the rank key (default F-Brier); '1=' marks a shared rank; a name followed by '*' is provisional "
+    f"(fewer than {PROVISIONAL_MIN_RESOLVED} resolved forecasts); 'A = B': A equals B on every question; '—' means "
+    "nothing to score yet (never 0). References (kind reference): always-0.5 and market (the YES price the agents "
+    "saw) forecast the same questions inside the same bootstrap."
+)
+LEGEND_ENTRIES: dict[str, str] = {
+    "F-Brier [95% CI]": "F-Brier (the headline): Brier of each agent's stated P(YES) on its cohort's forecast set — "
+    "the same questions for every agent — over resolved markets, lower is better; 95% CI: paired bootstrap "
+    "resampling markets (across cohorts on the overall board: cohorts, then markets within them).",
+    "tier": "1 + agents significantly better on the rank key (BH-adjusted bootstrap p < 0.05); same tier = not "
+    "distinguishable.",
+    "F-mkt": "F-Brier minus the market's Brier on the same questions (< 0 beats the market, in -1..1).",
+    "answered": "questions the agent stated a P(YES) for / questions it was asked (an unanswered one is scored "
+    "as 0.5).",
+    "n": "forecasts scored.",
+    "P/L $": "profit or loss of the portfolio, marked to market.",
+    "return": "P/L over the starting bankroll.",
+    "cohorts": "cohorts the model ran in (overall board).",
+    "markets": "resolved markets scored (the headline's unit).",
+    "BSSmkt": f"1 - F-Brier / market Brier, shown only where the market's Brier is at least {BSS_MARKET_FLOOR} "
+    f"(so within {BSS_MARKET_MIN:.0f}..1), else '—' (too small to divide by).",
+    "kind": "llm, baseline (scripted) or reference.",
+    "log": "mean log loss on the same questions (nats, lower is better, P(YES) clipped to [1e-6, 1-1e-6]); gets "
+    "bootstrap tiers when ranked by.",
+    "sph": "mean spherical score (0..1, higher is better); gets bootstrap tiers when ranked by.",
+    "adj-Brier": "difficulty-adjusted Brier (two-way fixed effects, question + forecaster; the Brier on the "
+    "average question, lower is better); fitted over every row at once, no tier.",
+    "IRT": "Rasch-type skill from 1 - Brier (logits on the average question, higher is better); no tier.",
+    "S001 Brier": "seed 001's metric, kept as defined: Brier of the P(YES) implied by bet size (bet / max bet).",
+    "S001 band": "seed 001's verbal band of that Brier.",
+    "S001 BSS.25": "seed 001's skill of that Brier against 0.25.",
+    "Brier-K": "Brier of the Kelly-implied P(YES) of the bets.",
+    "Brier-S": "Brier of the P(YES) stated with the bets.",
+    "gap": "mean |stated - Kelly-implied P(YES)| over the bets.",
+    "contra": "share of bets whose side contradicts the agent's own stated P(YES) vs the price paid.",
+    "proxy": "crowd-proxy score (logit pool of the cohort's forecasts): ranks before markets resolve.",
+    "win": "share of resolved bets that won.",
+}
+LEGEND = GENERAL_LEGEND + " " + " ".join(f"{h}: {t}" for h, t in LEGEND_ENTRIES.items())
 
-def _cell(value: object, fmt: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    try:
-        if fmt == "{:d}":
-            return fmt.format(int(value))  # type: ignore[call-overload]
-        return fmt.format(value)
-    except (ValueError, TypeError):
-        return str(value)
+
+def _columns(df: pd.DataFrame, name_key: str, rank_by: str | None = None) -> list[tuple[Column, str]]:
+    """The board's displayable columns in priority order, each with the row key it reads; the rank key's column,
+    when it is not already among the first, comes right after the tier."""
+    cols = list(df.columns)
+    out = []
+    for c in PRIORITY:
+        if c.key == "@name":
+            out.append((Column(name_key, name_key, c.cell, right=False), name_key))
+        elif c.available(cols):
+            out.append((c, c.key))
+    keys = [key for _, key in out]
+    if rank_by in keys and "tier" in keys and keys.index(rank_by) > keys.index("tier"):
+        out.insert(keys.index("tier") + 1, out.pop(keys.index(rank_by)))
+    return out
 
 
-def _record(rec: dict[str, Any]) -> dict[str, Any]:
-    lo, hi = rec.get("forecast_brier_lo"), rec.get("forecast_brier_hi")
-    ok = all(isinstance(x, float) and not math.isnan(x) for x in (lo, hi))
-    return {**rec, INTERVAL: f"[{lo:.3f}, {hi:.3f}]" if ok else None,
-            "provisional": "*" if rec.get("provisional") is True else ""}
+def _render(headers: list[str], rows: list[list[str]], right: list[bool], width: int) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    rule = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
+    table = Table(box=rule, show_edge=False, pad_edge=False, padding=(0, 0, 0, GAP - 1), highlight=False)
+    for h, r in zip(headers, right):
+        table.add_column(h, justify="right" if r else "left", no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        table.add_row(*row)
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False, emoji=False,
+            markup=False, soft_wrap=False).print(table)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())
 
 
-def table(df: pd.DataFrame, columns: list[tuple[str, str, str]]) -> str:
-    cols = [(c, h, f) for c, h, f in columns if c in df.columns or c == INTERVAL]
-    rows = [[h for _, h, _ in cols]]
-    for rec in df.to_dict("records"):
-        r = _record(rec)
-        rows.append([_cell(r.get(c), f) for c, _, f in cols])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-    lines = []
-    for k, r in enumerate(rows):
-        lines.append("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
+def table(df: pd.DataFrame, name_key: str = "agent", width: int | None = None, wide: bool = False,
+          rank_by: str | None = None) -> tuple[str, int]:
+    """The board as text no wider than `width` (default: the terminal's), its columns chosen by priority (all
+    with `wide`; the rank key's after the tier); returns (text, columns left out)."""
+    width = terminal_width() if width is None else width
+    cols = _columns(df, name_key, rank_by)
+    records = df.to_dict("records")
+    cells = [[c.cell(rec, key) for rec in records] for c, key in cols]
+    widths = [max([len(c.header)] + [len(v) for v in vals]) for (c, _), vals in zip(cols, cells)]
+    chosen: list[int] = []
+    used = 0
+    for i, w in enumerate(widths):
+        need = w + (GAP if chosen else 0)
+        if wide or used + need <= width or i < 2:  # rank and name always
+            chosen.append(i)
+            used += need
+        else:
+            break  # priority order: a column is never shown when one before it is not
+    render_width = used if wide else width
+    text = _render([cols[i][0].header for i in chosen], [[cells[i][r] for i in chosen] for r in range(len(records))],
+                   [cols[i][0].right for i in chosen], max(render_width, 1))
+    return text, len(cols) - len(chosen)
+
+
+@dataclass(frozen=True)
+class Report:
+    text: str
+    hidden: int  # columns left out of the widest board
+    headers: tuple[str, ...]  # the column headers shown on some board
+
+
+def boards_report(boards: Any, overall: bool = True, *, width: int | None = None, wide: bool = False) -> str:
+    """Every cohort board (`== name ==`, its status and rank key on the next line), then the overall board."""
+    return render_boards(boards, overall, width=width, wide=wide).text
+
+
+def render_boards(boards: Any, overall: bool = True, *, width: int | None = None, wide: bool = False) -> Report:
+    width = terminal_width() if width is None else width
+    parts = []
+    hidden = 0
+    headers: list[str] = []
+    only = f"; {boards.track} track only" if getattr(boards, "track", None) else ""
+
+    def add(title: str, status: str, df: pd.DataFrame, name_key: str) -> None:
+        nonlocal hidden
+        text, left_out = table(df, name_key, width, wide, boards.rank_by)
+        hidden = max(hidden, left_out)
+        head = text.splitlines()[0] if text else ""
+        headers.extend(h for h in (c.header for c, _ in _columns(df, name_key)) if h in head)
+        parts.append(_wrap(title, width) + "\n" + _wrap(status, width) + "\n" + text)
+
+    for c in boards.cohorts:
+        add(f"== {c.name} ==", f"{c.status}; ranked by {boards.rank_by}{only}", c.rows, "agent")
+    if overall and len(boards.overall):
+        add("== overall (per model across cohorts) ==", f"ranked by {boards.rank_by}{only}", boards.overall, "model")
+    return Report("\n\n".join(parts), hidden, tuple(dict.fromkeys(headers)))
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width=max(20, width), break_on_hyphens=False)) or text
+
+
+def legend(width: int | None = None, headers: Sequence[str] | None = None) -> str:
+    """The legend wrapped to `width`: the general rules, then one entry per column (those in `headers`, else all)."""
+    width = terminal_width() if width is None else width
+    lines = [_wrap(GENERAL_LEGEND, width)]
+    for header, text in LEGEND_ENTRIES.items():
+        if headers is None or header in headers:
+            lines.append(textwrap.fill(f"{header}: {text}", width=max(20, width), subsequent_indent="  ",
+                                       break_on_hyphens=False))
     return "\n".join(lines)
 
 
-def boards_report(boards: Any, overall: bool = True) -> str:
-    """Every cohort board (`== name ==`, its status and rank key on the next line), then the overall board."""
-    parts = []
-    only = f"; {boards.track} track only" if getattr(boards, "track", None) else ""
-    for c in boards.cohorts:
-        parts.append(f"== {c.name} ==\n{c.status}; ranked by {boards.rank_by}{only}\n"
-                     f"{table(c.rows, BOARD_TEXT_COLUMNS)}")
-    if overall and len(boards.overall):
-        parts.append("== overall (per model across cohorts) ==\n"
-                     f"ranked by {boards.rank_by}{only}\n{table(boards.overall, OVERALL_TEXT_COLUMNS)}")
-    return "\n\n".join(parts)
+def hint(report: Report, width: int | None = None) -> str:
+    """The line under the boards when the legend is not printed: how to see the rest."""
+    width = terminal_width() if width is None else width
+    more = (f"{report.hidden} more column{'s' if report.hidden != 1 else ''} with --wide; " if report.hidden else "")
+    return _wrap(f"{more}--legend explains every column.", width)
 
 
-__all__ = ["BOARD_TEXT_COLUMNS", "LEGEND", "OVERALL_TEXT_COLUMNS", "boards_report", "table"]
+__all__ = ["DEFAULT_WIDTH", "LEGEND", "LEGEND_ENTRIES", "PRIORITY", "Report", "boards_report", "hint", "legend",
+           "render_boards", "table", "terminal_width"]

@@ -89,7 +89,8 @@ def test_cohort_start_refuses_an_empty_universe_and_at_runs_the_lifecycle_offlin
     assert main(["round", "--db", db_url, "--at", "2025-11-02T00:05"]) == 0
     assert "cohort-2025-11-02:" in capsys.readouterr().out
     assert main(["jobs", "run", "mark", "--db", db_url, "--at", "2025-11-03T00:10"]) == 0
-    assert "[2025-11-03T00:00:00+00:00]: ok" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("mark (period 2025-11-03T00:00:00+00:00): done — marked ") and "{" not in out
     with Session(eng) as s:
         assert {str(d.as_of)[:16] for d in s.scalars(select(DecisionRow))} == {"2025-11-02 00:05"}
         assert [r.period_key for r in s.scalars(select(JobRunRow))] == ["2025-11-03T00:00:00+00:00"]

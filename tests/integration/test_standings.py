@@ -113,7 +113,9 @@ def test_leaderboard_formats_and_rank_keys(demo_db, capsys):
     assert main(["leaderboard", "--db", demo_db, "--bootstrap", "50", "--as-of", "2026-01-05"]) == 0
     text = capsys.readouterr().out
     assert text.count("== cohort-") == 1 and "open; ranked by forecast_brier" in text
-    assert "95% CI" in text and "S001 Brier" in text and "tier" in text
+    assert "95% CI" in text and "tier" in text and "S001 Brier" not in text  # 100 columns: the leading ones
+    assert main(["leaderboard", "--db", demo_db, "--bootstrap", "50", "--as-of", "2026-01-05", "--wide"]) == 0
+    assert "S001 Brier" in capsys.readouterr().out  # --wide: every column
 
 
 def test_leaderboard_ranks_by_the_other_proper_scores_in_their_direction(demo_db, capsys):
@@ -234,3 +236,33 @@ def test_a_render_compares_each_ablation_pair_once_for_both_pages(demo_db, tmp_p
     report = render_site(engine, tmp_path, LATER, parallel=False, statistics="all")
     assert report.pages["statistics"] == report.pages["cohort"] > 0  # both page kinds show the pairs
     assert len(calls) == pairs
+
+
+@pytest.mark.parametrize("width", [100, 72])
+def test_leaderboard_fits_the_terminal_width_and_keeps_the_leading_columns(demo_db, width):
+    """`arena leaderboard` as a user runs it (a process, COLUMNS set as a shell does): every line fits, the
+    columns kept are the leading ones in priority order, and --legend wraps to the same width."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": str(width)}
+    run = lambda *extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "arena", "leaderboard", "--db", demo_db, "--bootstrap", "50", *extra],
+        capture_output=True, text=True, env=env, timeout=300)
+    out = run()
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= width
+    headers = [ln for ln in lines if ln.startswith("rank ")]
+    assert len(headers) == 5  # four cohorts and the overall board
+    for head in headers:
+        names = head.split()
+        assert names[:2] in (["rank", "agent"], ["rank", "model"]) and "F-Brier [95% CI]" in head
+        assert head.index("F-Brier") < head.index("tier") < head.index("F-mkt")
+    assert "--wide" in lines[-1] and "--legend" in lines[-1]
+    legend = run("--legend")
+    assert max(len(ln) for ln in legend.stdout.splitlines()) <= width
+    assert "F-Brier (the headline)" in legend.stdout and "S001 Brier:" in legend.stdout
+    wide = run("--wide")
+    assert "S001 Brier" in wide.stdout and "proxy" in wide.stdout and max(map(len, wide.stdout.splitlines())) > width
