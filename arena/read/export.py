@@ -100,7 +100,7 @@ def _unexportable(m: MarketRow, res: ResolutionRow | None) -> str:
     return ""
 
 
-TABLES = ("fills", "decisions", "snapshots", "scores", "forecasts", "model_calls", "markets", "prices")
+TABLES = ("fills", "decisions", "snapshots", "scores", "bets", "forecasts", "model_calls", "markets", "prices")
 PRICE_CHUNK = 100_000  # price-history rows read and written at a time (years of snapshots do not fit in memory)
 
 
@@ -108,47 +108,53 @@ FORMATS = ("csv", "parquet")
 
 
 def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: str | None = None,
-                  fmt: str = "csv", with_text: bool = False) -> ExportReport:
+                  fmt: str = "csv", with_text: bool = False, *, rank_by: str | None = None) -> ExportReport:
     """One file per table of TABLES, CSV or Parquet (`fmt`; Parquet needs pyarrow, the `parquet` extra), for one
-    cohort or for everything: fills, decisions, portfolio snapshots, scores, stated forecasts, model calls (with
-    their prompts and raw replies only when `with_text`: they are large), the markets the cohort touched (every
-    market without a cohort) and their price history (written in chunks). Money columns are exact decimal
-    strings in USD, prices exact decimals — in both formats, so a Parquet file holds the same text as the CSV."""
-    from arena.read.score import cohort_leaderboards
+    cohort or for everything: fills, decisions, portfolio snapshots, the boards (`scores`: the rows of `arena
+    leaderboard --format csv`, headline first, from the same code), every bet with its per-bet scores (`bets`),
+    stated forecasts, model calls with their tool calls and results (their prompts, raw replies and reasoning
+    only when `with_text`: they are large), the markets the cohort touched (every market without a cohort) and
+    their price history (written in chunks). Money columns are exact decimal strings in USD, prices exact
+    decimals, integer columns integers (empty where null) — in both formats, so a Parquet file holds what the
+    CSV holds."""
+    from arena.read.standings import boards_frame, standings
+    from arena.scoring.board import DEFAULT_RANK_BY
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
     if fmt == "parquet":
         _require_pyarrow()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    report = ExportReport()
     with Session(engine) as s:
         cohort_ids = list(s.scalars(select(CohortRow.id).where(CohortRow.name == cohort))) if cohort else None
         if cohort and not cohort_ids:
             from arena.errors import NotFound
 
             raise NotFound(f"no cohort named {cohort!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    report = ExportReport()
+    with Session(engine) as s:
 
         def scoped(q, col):  # type: ignore[no-untyped-def]
             return q.where(col.in_(cohort_ids)) if cohort_ids is not None else q
 
+        conn = s.connection()
         frames = {
-            "fills": pd.read_sql(scoped(select(
+            "fills": read_typed(scoped(select(
                 FillRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), FillRow.market_id,
                 FillRow.outcome, FillRow.kind, FillRow.shares, FillRow.cash_micros, FillRow.cost_micros,
                 FillRow.price_ppm, FillRow.mid_ppm, FillRow.provenance, FillRow.decision_id,
                 FillRow.resolution_version, FillRow.at, FillRow.key)
                 .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
-                .order_by(FillRow.id), FillRow.cohort_id), s.connection()),
-            "decisions": pd.read_sql(scoped(select(
+                .order_by(FillRow.id), FillRow.cohort_id), conn),
+            "decisions": read_typed(scoped(select(
                 DecisionRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), DecisionRow.round_key,
                 DecisionRow.status, DecisionRow.as_of, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros,
                 DecisionRow.actions, DecisionRow.reasoning, DecisionRow.error, DecisionRow.sizing_version)
                 .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
                 .join(CohortRow, CohortRow.id == DecisionRow.cohort_id).order_by(DecisionRow.id),
-                DecisionRow.cohort_id), s.connection()),
-            "snapshots": pd.read_sql(scoped(select(
+                DecisionRow.cohort_id), conn),
+            "snapshots": read_typed(scoped(select(
                 PortfolioSnapshotRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
                 PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.cash_micros,
                 PortfolioSnapshotRow.positions_value_micros, PortfolioSnapshotRow.total_value_micros,
@@ -156,44 +162,43 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                 PortfolioSnapshotRow.final)
                 .join(AgentRow, AgentRow.id == PortfolioSnapshotRow.agent_id)
                 .join(CohortRow, CohortRow.id == PortfolioSnapshotRow.cohort_id)
-                .order_by(PortfolioSnapshotRow.id), PortfolioSnapshotRow.cohort_id), s.connection()),
-            "forecasts": pd.read_sql(scoped(select(
+                .order_by(PortfolioSnapshotRow.id), PortfolioSnapshotRow.cohort_id), conn),
+            "forecasts": read_typed(scoped(select(
                 ForecastRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), ForecastRow.decision_id,
                 ForecastRow.market_id, ForecastRow.source, ForecastRow.probability, ForecastRow.market_price_ppm,
                 ForecastRow.replicate, ForecastRow.as_of)
                 .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
                 .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ForecastRow.id),
-                AgentRow.cohort_id), s.connection()),
-            "model_calls": pd.read_sql(scoped(select(
+                AgentRow.cohort_id), conn),
+            "model_calls": read_typed(scoped(select(
                 ModelCallRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
                 ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.decision_attempt, ModelCallRow.replicate,
-                ModelCallRow.at, ModelCallRow.served_model, ModelCallRow.provider, ModelCallRow.prompt_version,
-                ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens, ModelCallRow.cost_micros,
-                ModelCallRow.latency_s, ModelCallRow.error,
-                *((ModelCallRow.prompt, ModelCallRow.raw_response) if with_text else ()))
+                ModelCallRow.at, ModelCallRow.served_model, *_upstream_columns(), ModelCallRow.provider,
+                ModelCallRow.prompt_version, ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens,
+                ModelCallRow.cost_micros, ModelCallRow.latency_s, ModelCallRow.error, ModelCallRow.tool_calls,
+                *((ModelCallRow.prompt, ModelCallRow.raw_response, *_reasoning_columns()) if with_text else ()))
                 .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
                 .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
                 .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ModelCallRow.id),
-                AgentRow.cohort_id), s.connection()),
+                AgentRow.cohort_id), conn),
         }
+        frames["bets"] = bets_table(s, cohort_ids, as_of)
         touched = None
         if cohort_ids is not None:
             touched = sorted(set(frames["fills"]["market_id"]) | set(frames["forecasts"]["market_id"]))
         mq = select(MarketRow.id, MarketRow.venue, MarketRow.native_id, MarketRow.question, MarketRow.kind,
                     MarketRow.status, MarketRow.close_time, MarketRow.url, MarketRow.category, MarketRow.group_id,
                     MarketRow.first_seen_at).order_by(MarketRow.id)
-        frames["markets"] = pd.read_sql(mq if touched is None else mq.where(MarketRow.id.in_(touched or [""])),
-                                        s.connection())
+        frames["markets"] = read_typed(mq if touched is None else mq.where(MarketRow.id.in_(touched or [""])), conn)
         price_rows = _write_prices(s, out, touched, fmt)
-    frames["scores"] = cohort_leaderboards(engine, as_of, [cohort] if cohort else None)
+    boards = standings(engine, as_of, rank_by=rank_by or DEFAULT_RANK_BY, cohort_names=[cohort] if cohort else None)
+    frames["scores"] = boards_frame(boards)
     for name in ("fills", "decisions", "snapshots", "forecasts", "model_calls"):
         frames[name] = _usd_columns(frames[name])
-    if "actions" in frames["decisions"]:
-        import json
-
-        frames["decisions"]["actions"] = frames["decisions"]["actions"].map(
-            lambda v: v if isinstance(v, str) else json.dumps(v))
-    for name, df in frames.items():
+    for name, col in (("decisions", "actions"), ("model_calls", "tool_calls")):
+        frames[name][col] = frames[name][col].map(_json_text)
+    for name in TABLES[:-1]:
+        df = frames[name]
         path = out / f"{name}.{fmt}"
         if fmt == "csv":
             df.to_csv(path, index=False)
@@ -206,6 +211,81 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     report.files.append(str(out / f"prices.{fmt}"))
     report.written += price_rows
     return report
+
+
+def _upstream_columns() -> tuple:
+    """The model call's upstream model and endpoint (a proxy's report), when the schema has them."""
+    return tuple(getattr(ModelCallRow, c) for c in ("upstream_model", "upstream_base") if hasattr(ModelCallRow, c))
+
+
+def _reasoning_columns() -> tuple:
+    return (ModelCallRow.reasoning_content,) if hasattr(ModelCallRow, "reasoning_content") else ()
+
+
+def _json_text(value: object) -> str:
+    """A JSON column as text: "" for null, the JSON otherwise (a driver may hand back text or objects)."""
+    import json
+
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def read_typed(query, connection) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    """`pd.read_sql` with the query's integer columns as pandas' nullable Int64 (a null in an integer column
+    would otherwise turn the whole column into floats: `decision_id` written `4.0`)."""
+    df = pd.read_sql(query, connection)
+    return _integers(df, query)
+
+
+def _integers(df: pd.DataFrame, query) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    from sqlalchemy import Boolean, Integer
+
+    for col in query.selected_columns:
+        name = col.key
+        if name in df.columns and isinstance(col.type, Integer) and not isinstance(col.type, Boolean) \
+                and df[name].dtype != "Int64":
+            df[name] = df[name].astype("Int64")
+    return df
+
+
+BET_COLUMNS = ("cohort", "agent", "decision_id", "market_id", "market_kind", "at", "outcome_bought", "side",
+               "stake_usd", "price_paid", "price_yes_at_bet", "cash_at_decision_usd", "max_bet_usd",
+               "implied_confidence", "implied_p_yes", "stated_probability", "kelly_p_yes", "void", "resolved",
+               "outcome_yes", "implied_brier", "kelly_brier", "stated_brier", "market_brier", "won")
+
+
+def bets_table(session: Session, cohort_ids: list[int] | None, as_of: datetime) -> pd.DataFrame:
+    """Every bet (a BUY fill of a decision) recorded by `as_of`, with the per-bet quantities the boards average,
+    under the boards' names: seed 001's size-implied confidence and P(YES) and its Brier (`implied_brier`), the
+    Kelly-implied and stated P(YES) and their Briers, the market's Brier on the bet, and whether it won."""
+    from arena.scoring.leaderboard import per_bet_scores
+    from arena.store.frames import bets_frame
+
+    bets = bets_frame(session, cohort_ids, as_of)
+    if bets.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in BET_COLUMNS})
+    bought = bets["outcome"]
+    scored = per_bet_scores(bets)
+
+    def usd(values: pd.Series) -> pd.Series:  # USD or a price: exact to the micro, as the store holds it
+        return values.map(lambda v: "" if pd.isna(v) else str(Decimal(round(float(v) * MICRO)) / MICRO))
+
+    out = pd.DataFrame({
+        "cohort": scored["cohort"], "agent": scored["agent"],
+        "decision_id": scored["decision_id"].astype("Int64"), "market_id": scored["market_id"],
+        "market_kind": scored["market_kind"], "at": scored["at"], "outcome_bought": bought.to_numpy(),
+        "side": scored["side"], "stake_usd": usd(scored["amount"]),
+        "price_paid": usd(scored["price_yes_at_bet"].where(scored["side"] == YES, 1.0 - scored["price_yes_at_bet"])),
+        "price_yes_at_bet": usd(scored["price_yes_at_bet"]), "cash_at_decision_usd": usd(scored["cash_at_decision"]),
+        "max_bet_usd": usd(scored["max_bet"]), "implied_confidence": scored["confidence"],
+        "implied_p_yes": scored["f_yes"], "stated_probability": scored["stated_probability"],
+        "kelly_p_yes": scored["p_kelly"], "void": scored["void"].astype(bool), "resolved": scored["resolved"],
+        "outcome_yes": scored["outcome"], "implied_brier": scored["brier"], "kelly_brier": scored["brier_kelly"],
+        "stated_brier": scored["brier_stated"], "market_brier": scored["brier_market"],
+        "won": scored["won"].astype("Int64"),  # 1 won, 0 lost, empty: does not count (unresolved, void)
+    })
+    return out[list(BET_COLUMNS)].reset_index(drop=True)
 
 
 def _require_pyarrow() -> None:
@@ -222,6 +302,12 @@ def _parquet_table(df: pd.DataFrame):  # type: ignore[no-untyped-def]
     """The frame as an Arrow table: text columns stay text (exact decimals), times stay UTC timestamps."""
     import pyarrow as pa
 
+    df = df.copy(deep=False)
+    for col in df.columns:  # a column of Python ints with nulls (the boards' counts) stays integers, as in the CSV
+        if df[col].dtype == object:
+            values = [v for v in df[col] if v is not None and not (isinstance(v, float) and pd.isna(v))]
+            if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                df[col] = df[col].astype("Int64")
     return pa.Table.from_pandas(df, preserve_index=False)
 
 
@@ -240,7 +326,7 @@ def _write_prices(session: Session, out: Path, markets: list[str] | None, fmt: s
     rows, writer, schema = 0, None, None
     try:
         for chunk in pd.read_sql(q, session.connection(), chunksize=PRICE_CHUNK):
-            chunk = _usd_columns(chunk)[PRICE_COLUMNS]
+            chunk = _usd_columns(_integers(chunk, q))[PRICE_COLUMNS]
             if fmt == "csv":
                 chunk.to_csv(path, index=False, header=rows == 0, mode="w" if rows == 0 else "a")
             else:

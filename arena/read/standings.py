@@ -222,18 +222,38 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     }
 
 
-def boards_csv(boards: Boards) -> str:
-    """The boards as CSV: a `cohort` column (the cohort's name, or "overall"), then JSON_FIELDS (an overall row
-    puts its model in `agent`) and n_cohorts; a missing value is an empty cell, never 0."""
+# The CSV's leading columns: where the row is, then the headline with its interval and tier, then skill against
+# the market, coverage and money; every other JSON field follows in JSON_FIELDS order (only those that exist).
+CSV_LEAD = ("cohort", "agent", "rank", "rank_label", "forecast_brier", "forecast_brier_lo", "forecast_brier_hi",
+            "tier", "provisional", "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi",
+            "n_asked", "n_answered", "n_markets", "n_forecasts", "pnl", "return_pct")
+
+
+def csv_columns() -> list[str]:
+    """The columns of `boards_frame` / `boards_csv`, in order."""
+    fields = ["cohort", *JSON_FIELDS, "n_cohorts"]
+    lead = [c for c in CSV_LEAD if c in fields]
+    return lead + [c for c in fields if c not in lead]
+
+
+def boards_frame(boards: Boards) -> pd.DataFrame:
+    """The boards as one table — `arena leaderboard --format csv` and `arena export`'s scores table: a `cohort`
+    column (the cohort's name, or "overall"), the headline first (`CSV_LEAD`), then the other JSON_FIELDS (an
+    overall row puts its model in `agent`) and n_cohorts; a missing value is None, never 0."""
     data = boards_json(boards)
     records = []
     for c in data["cohorts"]:
         records += [{"cohort": c["name"], **r} for r in c["rows"]]
     records += [{"cohort": "overall", "agent": r["model"], **{k: v for k, v in r.items() if k != "model"}}
                 for r in data["overall"]]
-    columns = ["cohort", *JSON_FIELDS, "n_cohorts"]
-    frame = pd.DataFrame(records, columns=columns, dtype=object)
-    return frame.where(frame.notna(), None).to_csv(index=False)
+    frame = pd.DataFrame(records, columns=csv_columns(), dtype=object)
+    return frame.where(frame.notna(), None)
 
 
-__all__ = ["JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_json", "standings"]
+def boards_csv(boards: Boards) -> str:
+    """`boards_frame` as CSV text; a missing value is an empty cell, never 0."""
+    return boards_frame(boards).to_csv(index=False)
+
+
+__all__ = ["CSV_LEAD", "JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_frame", "boards_json", "csv_columns",
+           "standings"]

@@ -16,16 +16,19 @@ from arena.store.tables import CohortRow, DecisionRow, FillRow, PortfolioSnapsho
 SMALL = ["demo", "--seed", "3", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "12"]
 
 
-def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tmp_path):
+def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # stdout is no terminal here: the default width, 100
     assert main([*SMALL, "--db", db_url]) == 0
     out = capsys.readouterr().out
-    for header in ("Brier", "Brier-K", "Brier-S", "BSS.25", "BSSmkt", "proxy", "P/L $", "return", "win"):
-        assert header in out
-    # the headline first, with its interval and tier; seed 001's metrics named as such; the legend explains
-    header = next(ln for ln in out.splitlines() if ln.startswith("agent "))
-    assert header.index("tier") < header.index("F-Brier") < header.index("95% CI") < header.index("S001 Brier")
+    # rank, name, the headline with its interval, tier, then skill against the market and money — in 100
+    # columns (no terminal: the default width); the legend explains the columns shown
+    header = next(ln for ln in out.splitlines() if ln.startswith("rank "))
+    assert header.index("agent") < header.index("F-Brier [95% CI]") < header.index("tier") < header.index("F-mkt") \
+        < header.index("P/L $") < header.index("return")
+    assert max(len(ln) for ln in out.splitlines() if not ln.startswith("database:")) <= 100
     assert "== overall (per model across cohorts) ==" in out and "always-0.5 (reference)" in out
     assert "market (reference)" in out and "F-Brier (the headline)" in out and "fewer than 20 resolved" in out
+    assert "--wide" in out  # how to see the columns left out
     engine = make_engine(db_url)
     with Session(engine) as s:
         cohorts = s.scalars(select(CohortRow)).all()
@@ -45,7 +48,8 @@ def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tm
     sections = {m.group(1): m.group(2) for m in re.finditer(r"== (cohort-\S+) ==\n(.*?)(?:\n\n|$)", out, re.S)}
     assert set(sections) == set(board["cohort"])
     for rec in board.to_dict("records"):
-        line = next(ln for ln in sections[rec["cohort"]].splitlines() if ln.startswith(rec["agent"] + " "))
+        line = next(ln for ln in sections[rec["cohort"]].splitlines()
+                    if re.match(rf"\s*\S+\s+{re.escape(rec['agent'])}(?: \*)?\s{{2,}}", ln))
         assert f"{rec['pnl']:+,.2f}" in line
     engine.dispose()
 
@@ -122,18 +126,41 @@ def test_export_replay_round_trips_through_the_replay_venue(db_url, tmp_path, ca
     engine.dispose()
 
 
-def test_export_csv_writes_exact_money(db_url, tmp_path, capsys):
+def test_export_csv_scores_are_the_leaderboard_rows_and_bets_add_up_to_them(db_url, tmp_path, capsys):
+    import io
+
     assert main([*SMALL, "--db", db_url]) == 0
-    assert main(["export", "--out", str(tmp_path / "csv"), "--db", db_url]) == 0
-    fills = pd.read_csv(tmp_path / "csv" / "fills.csv", dtype=str)
-    scores = pd.read_csv(tmp_path / "csv" / "scores.csv")
+    at = "2026-06-01"
+    assert main(["export", "--out", str(tmp_path / "csv"), "--as-of", at, "--db", db_url]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--format", "csv", "--as-of", at, "--db", db_url]) == 0
+    board_csv = capsys.readouterr().out
+    # scores.csv IS the board: the same rows, columns and names as `arena leaderboard --format csv`
+    assert (tmp_path / "csv" / "scores.csv").read_text() == board_csv
+    scores = pd.read_csv(io.StringIO(board_csv))
+    assert list(scores.columns[:8]) == ["cohort", "agent", "rank", "rank_label", "forecast_brier",
+                                        "forecast_brier_lo", "forecast_brier_hi", "tier"]  # the headline leads
+    assert "brier" not in scores.columns and "implied_brier" in scores.columns  # seed 001's under its board name
+    fills = pd.read_csv(tmp_path / "csv" / "fills.csv", dtype=str, keep_default_na=False)
     engine = make_engine(db_url)
     with Session(engine) as s:
         total = s.scalar(select(func.sum(FillRow.cash_micros)))
+        n_bets = s.scalar(select(func.count()).select_from(FillRow).where(FillRow.kind == "buy",
+                                                                           FillRow.decision_id.is_not(None)))
     from decimal import Decimal
 
     assert sum(Decimal(v) for v in fills["cash_usd"]) == Decimal(total) / 1_000_000
-    assert {"cohort", "agent", "brier", "pnl", "crowd_proxy"} <= set(scores.columns)
+    # a nullable integer column stays integers: settlements have no decision (empty), bets name theirs ("4")
+    ids = fills["decision_id"]
+    assert (ids == "").any() and ids[ids != ""].str.fullmatch(r"\d+").all()
+    # bets.csv: one row per bet; its per-bet seed-001 Brier averages to the board's implied_brier per seat
+    bets = pd.read_csv(tmp_path / "csv" / "bets.csv")
+    assert len(bets) == n_bets > 0 and bets["decision_id"].dtype == "int64"
+    scored = bets[bets["resolved"]].groupby(["cohort", "agent"])["implied_brier"].mean()
+    board = scores[scores["cohort"] != "overall"].set_index(["cohort", "agent"])["implied_brier"].dropna()
+    assert len(board) > 5 and set(board.index) == set(scored.index)
+    for key, value in board.items():
+        assert abs(scored[key] - value) < 1e-9, key
     for name in ("decisions", "snapshots"):
         assert (tmp_path / "csv" / f"{name}.csv").stat().st_size > 0
     engine.dispose()
@@ -189,7 +216,9 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
         for attempt, cost in ((1, 1_234), (2, 2_000)):
             s.add(ModelCallRow(decision_id=decision.id, attempt=attempt, prompt=f"prompt {attempt}",
                                raw_response="{}", prompt_tokens=100, completion_tokens=10, cost_micros=cost,
-                               latency_s=0.5, served_model="m", prompt_version="p", at=decision.as_of))
+                               latency_s=0.5, served_model="m", prompt_version="p", at=decision.as_of,
+                               tool_calls=[{"id": "call_1", "name": "price_history", "arguments": "{}",
+                                            "result": "[0.41, 0.43]"}] if attempt == 1 else None))
         s.commit()
         n_forecasts = s.scalar(select(func.count()).select_from(ForecastRow))
         n_prices = s.scalar(select(func.count()).select_from(PriceSnapshotRow))
@@ -204,6 +233,11 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
     assert len(forecasts) == n_forecasts and {"cohort", "agent", "probability", "market_price"} <= set(forecasts)
     assert len(calls) == 2 and sum(Decimal(v) for v in calls["cost_usd"]) == Decimal("0.003234")
     assert "prompt" not in calls.columns  # the texts only on request
+    import json
+
+    # the tool calls travel with their model call, each with the result sent back; none is an empty cell
+    assert json.loads(calls["tool_calls"].iloc[0])[0]["result"] == "[0.41, 0.43]"
+    assert pd.isna(calls["tool_calls"].iloc[1]) and calls["attempt"].tolist() == ["1", "2"]
     assert len(prices) == n_prices > 97 and prices["id"].is_unique and "price" in prices.columns
     assert len(markets) == n_markets
     # --with-text adds the prompts; --cohort scopes every table, markets and prices to what it touched
@@ -230,8 +264,13 @@ def test_export_parquet_holds_the_same_tables_as_csv(db_url, tmp_path, capsys, m
         pq = pd.read_parquet(tmp_path / "pq" / f"{name}.parquet")
         assert list(pq.columns) == list(csv.columns), name
         assert len(pq) == len(csv), name
-        for col in [c for c in csv.columns if c.endswith("_usd") or c in ("price", "bid", "ask", "shares")]:
-            assert pq[col].fillna("").astype(str).tolist() == csv[col].tolist(), (name, col)  # exact decimals
+        for col in csv.columns:  # every value: exact decimals, integers as integers, nulls as nulls
+            if pd.api.types.is_datetime64_any_dtype(pq[col]):  # a timestamp (the CSV drops an all-midnight time)
+                assert pd.to_datetime(csv[col].replace("", None)).equals(pq[col].rename(col)), (name, col)
+                continue
+            assert [("" if pd.isna(v) else str(v)) for v in pq[col]] == csv[col].tolist(), (name, col)
+    fills = pd.read_parquet(tmp_path / "pq" / "fills.parquet")
+    assert str(fills["decision_id"].dtype) == "Int64" and fills["decision_id"].isna().any()
     prices = pd.read_parquet(tmp_path / "pq" / "prices.parquet")
     assert len(prices) > 53 and prices["id"].is_unique
     import pyarrow.parquet as pq_
