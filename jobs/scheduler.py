@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, JobExecutionEvent
@@ -19,10 +19,9 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
-from apscheduler.triggers.cron import CronTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 
 from arena.jobs import JOBS
+from arena.jobs.plan import planned_jobs, trigger_from  # noqa: F401  (trigger_from: re-exported)
 from arena.jobs.runtime import Runtime
 
 JOBSTORE_TABLE = "apscheduler_jobs"
@@ -39,37 +38,9 @@ class JobSpec:
 
 def job_specs(runtime: Runtime, schedule: dict[str, Any] | None = None) -> list[JobSpec]:
     """The arena's jobs with their default schedules (UTC); `schedule` overrides triggers by job id with
-    cron strings ("0 0 * * sun") or {"minutes": 15} intervals."""
-    utc = "UTC"
-    mark_minutes = max(1, int(runtime.mark_every.total_seconds() // 60))
-    # Grace just under each job's period: a scheduler that was down still runs the latest missed period
-    # once (coalesced) when it comes back, but a run is never so late that it overlaps the next one.
-    mark_grace = max(60, min(12 * 3600, int(runtime.mark_every.total_seconds()) - 60))
-    specs = []
-    for job in JOBS.values():
-        if not job.scheduled or job.trigger is None:
-            continue
-        kind, fields = job.trigger
-        trigger = CronTrigger(timezone=utc, **fields) if kind == "cron" else IntervalTrigger(timezone=utc, **fields)
-        grace = job.misfire_grace
-        if job.id == "mark" and runtime.mark_every != timedelta(days=1):  # the configured mark period
-            trigger, grace = IntervalTrigger(minutes=mark_minutes, timezone=utc), mark_grace
-        specs.append(JobSpec(job.id, f"{job.module}:run", trigger, grace, job.renders))
-    overrides = schedule or {}
-    out = []
-    for spec in specs:
-        if spec.id in overrides:
-            spec = JobSpec(spec.id, spec.func, trigger_from(overrides[spec.id]), spec.misfire_grace, spec.renders)
-        out.append(spec)
-    return out
-
-
-def trigger_from(value: Any) -> Any:
-    if isinstance(value, str):
-        return CronTrigger.from_crontab(value, timezone="UTC")
-    if isinstance(value, dict):
-        return IntervalTrigger(timezone="UTC", **{k: int(v) for k, v in value.items()})
-    raise ValueError(f"schedule must be a crontab string or an interval table, got {value!r}")
+    cron strings ("0 0 * * sun") or {"minutes": 15} intervals (`arena.jobs.plan`, which also says them in words)."""
+    return [JobSpec(p.id, f"{JOBS[p.id].module}:run", p.trigger, p.misfire_grace, p.renders)
+            for p in planned_jobs(runtime.mark_every, schedule)]
 
 
 class ManualScheduler(BaseScheduler):
@@ -91,10 +62,12 @@ class ManualScheduler(BaseScheduler):
 
 def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[str, Any] | None = None,
                     on_event: Callable[[JobExecutionEvent], None] | None = None,
-                    only: Iterable[str] | None = None, log: Callable[[str], None] | None = None) -> BaseScheduler:
+                    only: Iterable[str] | None = None, log: Callable[[str], None] | None = None,
+                    run_now: Iterable[str] = (), now: datetime | None = None) -> BaseScheduler:
     """A scheduler whose job store lives in the arena's database, with every arena job (or those named in
     `only`) registered under its stable id. `log` gets one line when a job starts and one when it ends (its
-    outcome, counts and next run)."""
+    outcome, counts and next run). The jobs named in `run_now` are due at `now` (a catch-up at start; "render"
+    may be named: a one-off render); the others at their trigger's next fire time."""
     jobstore = SQLAlchemyJobStore(engine=runtime.engine, tablename=JOBSTORE_TABLE)
     executor = (_LoggedDebugExecutor(log) if manual else _LoggedThreadPoolExecutor(log, max_workers=2)) if log \
         else (DebugExecutor() if manual else ThreadPoolExecutor(max_workers=2))
@@ -106,9 +79,14 @@ def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[st
         timezone="UTC",
     )
     specs = {s.id: s for s in job_specs(runtime, schedule) if only is None or s.id in set(only)}
+    immediate = set(run_now)
     for spec in specs.values():
+        due = {"next_run_time": now} if spec.id in immediate and now is not None else {}
         scheduler.add_job(spec.func, spec.trigger, id=spec.id, name=spec.id, replace_existing=True,
-                          coalesce=True, max_instances=1, misfire_grace_time=spec.misfire_grace)
+                          coalesce=True, max_instances=1, misfire_grace_time=spec.misfire_grace, **due)
+    if "render" in immediate and now is not None:
+        scheduler.add_job(f"{JOBS['render'].module}:run", "date", run_date=now, id="render", name="render",
+                          replace_existing=True, misfire_grace_time=3600)
 
     def after(event: JobExecutionEvent) -> None:
         spec = specs.get(event.job_id)
@@ -120,7 +98,8 @@ def build_scheduler(runtime: Runtime, *, manual: bool = False, schedule: dict[st
 
             out = render.run(after=spec.id)
             if log is not None:
-                log(f"{_stamp()} render after {spec.id}: {out.status} {_counts(out.counts)}{_err(out.error)}")
+                log(f"{_stamp()} render after {spec.id}: {out.status}"
+                    f"{_say('render', out.counts)}{_err(out.error)}")
         if on_event is not None:
             on_event(event)
 
@@ -155,8 +134,11 @@ def _stamp() -> str:
     return f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}"
 
 
-def _counts(counts: Any) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted((counts or {}).items())) if isinstance(counts, dict) else ""
+def _say(job: str, counts: Any) -> str:
+    from arena.jobs.sentences import counts_sentence
+
+    text = counts_sentence(job, counts)
+    return f" — {text}" if text else ""
 
 
 def _err(error: str) -> str:
@@ -176,7 +158,7 @@ def ended_line(scheduler: BaseScheduler, event: JobExecutionEvent) -> str:
     else:
         out = event.retval
         status = getattr(out, "status", "done")
-        what = f"{status} {_counts(getattr(out, 'counts', {}))}{_err(getattr(out, 'error', ''))}".rstrip()
+        what = f"{status}{_say(event.job_id, getattr(out, 'counts', {}))}{_err(getattr(out, 'error', ''))}"
     return f"{_stamp()} {event.job_id}: {what}; next run {nxt} UTC"
 
 
