@@ -66,36 +66,77 @@ class _Secret:
 
 @dataclass(frozen=True)
 class _Usage:
-    """What a reply body reports about the call: tokens, cost (USD, None when not reported), model, provider."""
+    """What a reply reports about the call: tokens, cost (USD, None when not reported), the model it names, the
+    provider, and — behind a proxy — the upstream model and endpoint the proxy routed to.
+
+    A LiteLLM proxy answers with its alias in the body's `model` (recent versions) and says where the call went
+    in response headers: `x-litellm-model-name` (the deployment's model, e.g. "openai/gpt-4o-2024-08-06"),
+    `x-litellm-model-id` (the deployment's id, when the name is not sent), `x-litellm-model-api-base` (the
+    upstream endpoint, without its query) and `x-litellm-response-cost` (USD). OpenRouter names its provider
+    in the body's `provider` and its cost in `usage.cost`."""
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
     served_model: str = ""
     provider: str | None = None
+    upstream_model: str | None = None
+    upstream_base: str | None = None
 
     @classmethod
-    def of(cls, body: object) -> _Usage:
+    def of(cls, body: object, headers: Mapping[str, str] | None = None) -> _Usage:
+        proxy = _proxy_report(headers or {})
         if not isinstance(body, dict):
-            return cls()
+            return cls(cost_usd=proxy["cost"], provider=proxy["provider"], upstream_model=proxy["model"],
+                       upstream_base=proxy["base"])
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        cost = usage.get("cost")
+        cost = _cost(usage.get("cost"))
         provider = body.get("provider")
         return cls(
             prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
             completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool)
-            and 0 <= cost < float("inf") else None,
+            cost_usd=cost if cost is not None else proxy["cost"],
             served_model=str(body.get("model") or "")[:200],
-            provider=provider[:100] if isinstance(provider, str) and provider else None,
+            provider=provider[:100] if isinstance(provider, str) and provider else proxy["provider"],
+            upstream_model=proxy["model"],
+            upstream_base=proxy["base"],
         )
 
     @classmethod
-    def of_text(cls, text: str) -> _Usage:
+    def of_text(cls, text: str, headers: Mapping[str, str] | None = None) -> _Usage:
         try:
-            return cls.of(json.loads(text))
+            return cls.of(json.loads(text), headers)
         except (ValueError, RecursionError):
-            return cls()
+            return cls.of(None, headers)
+
+
+def _cost(value: Any) -> float | None:
+    """A reported USD cost: a finite non-negative number (or its text), else None."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
+        return float(value)
+    return None
+
+
+def _proxy_report(headers: Mapping[str, str]) -> dict[str, Any]:
+    """What a LiteLLM proxy's response headers say about the upstream call (None where they say nothing)."""
+    get = lambda name: (headers.get(name) or "").strip() or None  # noqa: E731
+    name, model_id = get("x-litellm-model-name"), get("x-litellm-model-id")
+    base = get("x-litellm-model-api-base")
+    base = base.split("?")[0][:300] if base and base != "None" else None  # never a query (it may hold a key)
+    model = name if name and name != "None" else (f"deployment {model_id}" if model_id and model_id != "None"
+                                                  else None)
+    provider = None
+    if name and "/" in name:
+        provider = name.split("/", 1)[0]  # LiteLLM's provider prefix, e.g. "azure", "openrouter"
+    elif base:
+        provider = httpx.URL(base).host or None
+    return {"model": model[:200] if model else None, "base": base, "provider": provider[:100] if provider else None,
+            "cost": _cost(get("x-litellm-response-cost"))}
 
 
 @dataclass(frozen=True)
@@ -116,6 +157,7 @@ class _Reply:
     finish_reason: str
     latency_s: float
     tool_calls: tuple[_ToolRequest, ...] = ()
+    reasoning: str | None = None  # the reasoning the model returned beside its answer, when it returned any
 
 
 @dataclass(frozen=True)
@@ -326,6 +368,9 @@ class LLMAgent:
             prompt_version=version,
             provider=u.provider,
             tool_calls=tuple(self._scrub_record(t) for t in tool_calls),
+            upstream_model=self._scrub(u.upstream_model) if u.upstream_model else None,
+            upstream_base=self._scrub(u.upstream_base) if u.upstream_base else None,
+            reasoning_content=self._scrub(reply.reasoning) if reply is not None and reply.reasoning else None,
         )
 
     def _scrub_record(self, record: ToolCallRecord) -> dict[str, Any]:
@@ -385,7 +430,7 @@ class LLMAgent:
                                         version=version))
                 return _Failure(f"model endpoint failed: {problem}")
             if status == 200:
-                reply = self._read_completion(text, latency)
+                reply = self._read_completion(text, latency, response.headers)
                 if isinstance(reply, _Reply):
                     return reply
                 problem, retryable = reply
@@ -399,10 +444,10 @@ class LLMAgent:
                     self.response_format_refused = True
                     calls.append(self._call(len(calls) + 1, messages, None, None,
                                             problem + " — retrying once without response_format",
-                                            raw=text[:RAW_LIMIT], latency=latency, usage=_Usage.of_text(text),
+                                            raw=text[:RAW_LIMIT], latency=latency, usage=_Usage.of_text(text, response.headers),
                                             version=version))
                     continue
-            usage = _Usage.of_text(text)
+            usage = _Usage.of_text(text, response.headers)
             if not retryable or retries >= self.max_retries:
                 calls.append(self._call(len(calls) + 1, messages, None, None, problem, raw=text[:RAW_LIMIT],
                                         latency=latency, usage=usage, version=version))
@@ -464,8 +509,9 @@ class LLMAgent:
             return None, True
         return after, True
 
-    def _read_completion(self, text: str, latency: float) -> _Reply | tuple[str, bool]:
-        """The completion in a 200 body, or (problem, retryable)."""
+    def _read_completion(self, text: str, latency: float,
+                         headers: Mapping[str, str] | None = None) -> _Reply | tuple[str, bool]:
+        """The completion in a 200 body, or (problem, retryable). `headers`: the response's (a proxy's report)."""
         try:
             body = json.loads(text)
         except (ValueError, RecursionError):
@@ -487,11 +533,26 @@ class LLMAgent:
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return _Reply(
             content=content if isinstance(content, str) else "",
-            usage=_Usage.of(body),
+            usage=_Usage.of(body, headers),
             finish_reason=str(choices[0].get("finish_reason") or ""),
             latency_s=latency,
             tool_calls=_tool_requests(message.get("tool_calls") if isinstance(message, dict) else None),
+            reasoning=_reasoning(message),
         )
+
+
+def _reasoning(message: Any) -> str | None:
+    """The reasoning a reply message carries beside its content: `reasoning_content` (LiteLLM, DeepSeek, vLLM)
+    or `reasoning` (OpenRouter); None when there is none."""
+    if not isinstance(message, dict):
+        return None
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, list):  # reasoning given in parts
+            value = "".join(p.get("text", "") for p in value if isinstance(p, dict))
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def _tool_requests(raw: Any) -> tuple[_ToolRequest, ...]:

@@ -57,6 +57,10 @@ class ModelCall:
     provider: str | None = None
     # The tool calls this reply asked for and the results sent back (`agents.tools.ToolCallRecord.to_json()`).
     tool_calls: tuple[Mapping[str, object], ...] = ()
+    # Behind a proxy (LiteLLM): the upstream model and endpoint it reports routing to; None when not reported.
+    upstream_model: str | None = None
+    upstream_base: str | None = None
+    reasoning_content: str | None = None  # the reasoning the model returned beside its answer, if any
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,11 @@ class ModelCallRow(SQLModel, table=True):
     provider: str | None = Field(default=None, max_length=100)  # the upstream provider the endpoint named
     # The tool calls this reply asked for, each with the (size-capped) result sent back; None without tools.
     tool_calls: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # Behind a proxy: the upstream model and endpoint it reports (LiteLLM's response headers); None otherwise.
+    upstream_model: str | None = Field(default=None, max_length=200)
+    upstream_base: str | None = Field(default=None, max_length=300)
+    # The reasoning a model returned beside its answer (`reasoning_content` / `reasoning`); None when none.
+    reasoning_content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     at: datetime = _ts()
 
 

@@ -391,7 +391,9 @@ def _add_calls(s: Session, decision_id: int, decision_attempt: int, replicate: i
             prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
             cost_micros=round(call.cost_usd * 1_000_000) if call.cost_usd is not None else None,
             latency_s=call.latency_s, served_model=call.served_model, prompt_version=call.prompt_version,
-            provider=call.provider, tool_calls=[dict(t) for t in call.tool_calls] or None, at=as_of))
+            provider=call.provider, tool_calls=[dict(t) for t in call.tool_calls] or None,
+            upstream_model=call.upstream_model, upstream_base=call.upstream_base,
+            reasoning_content=call.reasoning_content, at=as_of))
 
 
 def _forecast_row(decision_id: int, agent_id: int | None, market_id: str, source: str, p: float,

@@ -1,5 +1,7 @@
 """The agent page: its leaderboard row, equity, open and closed positions, fills and every decision with its
-actions, rejections and model calls. Built for every agent (None) or a few, one query per table.
+actions, rejections and model calls — per decision the models (→ the upstream model behind a proxy), providers,
+tokens, cost and tool calls, and per call its reasoning and each tool call with its result. Built for every agent
+(None) or a few, one query per table.
 """
 
 from __future__ import annotations
@@ -98,6 +100,13 @@ class RejectionView:
 
 
 @dataclass(frozen=True)
+class ToolView:
+    name: str
+    arguments: str
+    result: str
+
+
+@dataclass(frozen=True)
 class CallView:
     attempt: int
     at: datetime
@@ -111,6 +120,35 @@ class CallView:
     prompt: str
     raw_response: str
     parsed: str  # the parsed decision as indented JSON, "" when parsing failed
+    provider: str = ""
+    upstream_model: str = ""  # behind a proxy: the model it routed to ("" when it said nothing)
+    upstream_base: str = ""
+    reasoning: str = ""
+    tools: tuple[ToolView, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallsSummary:
+    """A decision's model calls at a glance: the models (as served, → upstream behind a proxy), providers,
+    tokens, cost (None when no call reported one) and tool calls."""
+
+    n_calls: int
+    models: tuple[str, ...]
+    providers: tuple[str, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_micros: int | None
+    n_tools: int
+
+    @classmethod
+    def of(cls, calls: Sequence[CallView]) -> CallsSummary:
+        costs = [c.cost_micros for c in calls if c.cost_micros is not None]
+        return cls(len(calls),
+                   tuple(dict.fromkeys(c.served_model + (f" → {c.upstream_model}" if c.upstream_model else "")
+                                       for c in calls if c.served_model or c.upstream_model)),
+                   tuple(dict.fromkeys(c.provider for c in calls if c.provider)),
+                   sum(c.prompt_tokens or 0 for c in calls), sum(c.completion_tokens or 0 for c in calls),
+                   sum(costs) if costs else None, sum(len(c.tools) for c in calls))
 
 
 @dataclass(frozen=True)
@@ -130,6 +168,7 @@ class DecisionView:
     calls: tuple[CallView, ...]
     n_forecasts: int  # stated forecasts of the round's forecast set (shown on the market pages)
     n_fills: int
+    usage: CallsSummary | None = None  # None for a decision without model calls (a scripted agent's)
 
 
 @dataclass(frozen=True)
@@ -223,7 +262,9 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
         cq = (select(ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.at, ModelCallRow.served_model,
                      ModelCallRow.prompt_version, ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens,
                      ModelCallRow.cost_micros, ModelCallRow.latency_s, ModelCallRow.error, ModelCallRow.prompt,
-                     ModelCallRow.raw_response, ModelCallRow.parsed)
+                     ModelCallRow.raw_response, ModelCallRow.parsed, ModelCallRow.provider,
+                     ModelCallRow.upstream_model, ModelCallRow.upstream_base, ModelCallRow.reasoning_content,
+                     ModelCallRow.tool_calls)
               .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
               .order_by(ModelCallRow.decision_id, ModelCallRow.attempt))
         calls = conn.execute(where_in(cq, DecisionRow.agent_id, ids)).all()
@@ -255,10 +296,14 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
     for did, idx, reason, message, at in rejections:
         rej_by_decision[did].append(RejectionView(int(idx), reason, message, utc(at)))
     calls_by_decision: dict[int, list[CallView]] = defaultdict(list)
-    for (did, attempt, at, served, pver, ptok, ctok, cost, lat, err, prompt, raw, parsed) in calls:
+    for (did, attempt, at, served, pver, ptok, ctok, cost, lat, err, prompt, raw, parsed, provider, upstream,
+         base, reasoning, tools) in calls:
         calls_by_decision[did].append(CallView(
             int(attempt), utc(at), served, pver, ptok, ctok, cost, num(lat), err, prompt, raw,
-            json.dumps(parsed, indent=2, sort_keys=True, ensure_ascii=False) if parsed is not None else ""))
+            json.dumps(parsed, indent=2, sort_keys=True, ensure_ascii=False) if parsed is not None else "",
+            provider or "", upstream or "", base or "", reasoning or "",
+            tuple(ToolView(flat(t.get("name", "")), flat(t.get("arguments", "")), flat(t.get("result", "")))
+                  for t in (tools or []) if isinstance(t, dict))))
     fills_by_decision = Counter(f[10] for f in fills if f[10] is not None)
     dec_by_agent: dict[int, list[DecisionView]] = defaultdict(list)
     for (did, aid, round_key, status, d_as_of, completed, cash0, maxbet, sver, actions, reasoning, error) in decisions:
@@ -271,6 +316,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
             reasoning=reasoning, error=error, rejections=tuple(rej_by_decision.get(did, ())),
             calls=tuple(calls_by_decision.get(did, ())), n_forecasts=int(n_forecasts.get(did, 0)),
             n_fills=fills_by_decision.get(did, 0),
+            usage=CallsSummary.of(calls_by_decision[did]) if did in calls_by_decision else None,
         ))
 
     if luck is None:

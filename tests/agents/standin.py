@@ -10,6 +10,9 @@ responder function of the request), else a 500 saying the script ran out. `laten
 (the benchmark's fixed latency L). Every request is recorded (headers included) for assertions, and
 `max_in_flight` is the most completions it was ever answering at once (concurrency limits are checked on it).
 
+A LiteLLM proxy (`litellm_proxy(...)`): the body names the alias asked for, the response headers the upstream
+deployment, its endpoint and the call's cost, and reasoning comes as the message's `reasoning_content`.
+
 Tool calling (OpenAI form): a `Reply` with `tool_calls` asks for tools (`tool_call(name, args)` builds one);
 `tool_responder(...)` is a scripted responder that first asks for a tool, then answers from the tool's result
 (the `role: tool` messages the agent sent back, read with `tool_results(request)`).
@@ -26,7 +29,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -57,6 +60,7 @@ class Reply:
     provider: str | None = None
     no_length: bool = False
     tool_calls: tuple[Mapping[str, Any], ...] = ()  # OpenAI tool_calls of the assistant message
+    reasoning_content: str | None = None  # the message's `reasoning_content` (as LiteLLM passes reasoning on)
 
 
 def ok(content: str, **kw: Any) -> Reply:
@@ -91,6 +95,47 @@ def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str = "cal
     return Reply(content=None, finish_reason="tool_calls",
                  tool_calls=({"id": call_id, "type": "function", "function": {"name": name, "arguments": args}},),
                  **kw)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Where a LiteLLM proxy routes an alias: the deployment's model (`litellm_params.model`), its id, its upstream
+    endpoint, and the cost LiteLLM computes for a call (None: "None", as LiteLLM sends an unknown cost)."""
+
+    model: str = "openai/gpt-4o-2024-08-06"
+    model_id: str = "8f2b6c1e0d"
+    api_base: str = "https://api.openai.com/v1"
+    cost: float | None = 0.00123
+    version: str = "1.81.9"
+
+
+def litellm_headers(alias: str, d: Deployment) -> dict[str, str]:
+    """The response headers a LiteLLM proxy sends (its docs' "LiteLLM Specific Headers" and cost headers)."""
+    return {"x-litellm-call-id": f"call-{alias}", "x-litellm-model-id": d.model_id,
+            "x-litellm-model-name": d.model, "x-litellm-model-api-base": d.api_base, "x-litellm-model-group": alias,
+            "x-litellm-version": d.version, "x-litellm-response-cost": str(d.cost),
+            "x-litellm-attempted-retries": "0", "x-litellm-attempted-fallbacks": "0"}
+
+
+def litellm_proxy(inner: Reply | Responder, deployment: Deployment | None = None, *, name_header: bool = True,
+                  reasoning: str | None = None) -> Responder:
+    """The stand-in behaving like a LiteLLM proxy in front of `deployment`: the body's `model` is the alias the
+    client asked for (LiteLLM ≥ 1.81.7 rewrites it so), the upstream deployment is named only in the response
+    headers (`name_header=False`: an older proxy that sends the deployment's id but not its name), and no
+    `usage.cost` is in the body (the cost is the `x-litellm-response-cost` header). `reasoning` is passed on as
+    the message's `reasoning_content`."""
+    d = deployment or Deployment()
+
+    def respond(request: RecordedRequest) -> Reply:
+        reply = inner(request) if callable(inner) else inner
+        headers = litellm_headers(request.model, d)
+        if not name_header:
+            headers.pop("x-litellm-model-name")
+        return replace(reply, served_model=request.model, cost=None, provider=None,
+                       headers={**reply.headers, **headers},
+                       reasoning_content=reasoning if reasoning is not None else reply.reasoning_content)
+
+    return respond
 
 
 def slow(content: str, delay_s: float, **kw: Any) -> Reply:
@@ -346,6 +391,8 @@ class StandinServer:
         }
         if reply.tool_calls:
             out["choices"][0]["message"]["tool_calls"] = [dict(c) for c in reply.tool_calls]
+        if reply.reasoning_content is not None:
+            out["choices"][0]["message"]["reasoning_content"] = reply.reasoning_content
         if reply.usage:
             prompt = reply.prompt_tokens
             if prompt is None:
@@ -403,6 +450,6 @@ class StandinServer:
         self.stop()
 
 
-__all__ = ["ANY_MODEL", "RecordedRequest", "Reply", "StandinServer", "forecast_ids", "hold_responder", "huge",
-           "json_reply", "ok", "rate_limited", "response_format_refused", "server_error", "slow", "tool_call",
-           "tool_responder", "tool_results"]
+__all__ = ["ANY_MODEL", "Deployment", "RecordedRequest", "Reply", "StandinServer", "forecast_ids", "hold_responder",
+           "huge", "json_reply", "litellm_headers", "litellm_proxy", "ok", "rate_limited", "response_format_refused",
+           "server_error", "slow", "tool_call", "tool_responder", "tool_results"]
