@@ -125,6 +125,8 @@ def _demo(args: argparse.Namespace) -> int:
         report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,  # type: ignore[arg-type]
                           rules, lineup, until, forecast_k=args.forecast_k,
                           on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
+        # the run stops once every cohort has completed: the count it reached is the run's length
+        bar.finish(f"every cohort completed (at most {(until - start).days + 1} days)")
     as_of = start + timedelta(days=report.days)
     import textwrap
 

@@ -29,6 +29,28 @@ class Progress:
             self._bar = tqdm(total=self.total or None, desc=desc, unit=unit, file=self.stream, leave=True,
                              dynamic_ncols=True)
 
+    def units(self, n: int) -> str:
+        """The unit counted n times: "1 day", "3 days", "2 batches"."""
+        if n == 1:
+            return self.unit
+        return self.unit + ("es" if self.unit.endswith(("s", "x", "z", "ch", "sh")) else "s")
+
+    def finish(self, note: str = "") -> None:
+        """The run ended before `total` (e.g. every cohort completed early): the count becomes the total, and the
+        last line says so with `note`."""
+        if self.total and self.done < self.total:
+            self.total = self.done
+            self.note = note or self.note
+            if self._bar is not None:
+                self._bar.total = self.done
+                if note:
+                    self._bar.set_postfix_str(note, refresh=False)
+                self._bar.refresh()
+            else:
+                tail = f" — {self.note}" if self.note else ""
+                print(f"{self.desc}: {self.done}/{self.total} {self.units(self.total)}{tail}", file=self.stream,
+                      flush=True)
+
     def update(self, n: int = 1, note: str = "") -> None:
         self.done += n
         self.note = note or self.note
@@ -39,11 +61,13 @@ class Progress:
         elif self.done % self.every == 0 or self.done == self.total:
             tail = f" — {self.note}" if self.note else ""
             of = f"/{self.total}" if self.total else ""
-            print(f"{self.desc}: {self.done}{of} {self.unit}s{tail}", file=self.stream, flush=True)
+            print(f"{self.desc}: {self.done}{of} {self.units(self.total or self.done)}{tail}", file=self.stream,
+                  flush=True)
 
     def close(self) -> None:
         if self._bar is None and not self.total and self.done % self.every:  # a counter's last count
-            print(f"{self.desc}: {self.done} {self.unit}s — {self.note}".rstrip(" —"), file=self.stream, flush=True)
+            print(f"{self.desc}: {self.done} {self.units(self.done)} — {self.note}".rstrip(" —"), file=self.stream,
+                  flush=True)
             self.every = self.done + 1  # once
         if self._bar is not None:
             self._bar.close()

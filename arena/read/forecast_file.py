@@ -28,7 +28,8 @@ from arena.scoring.proxy import AGGREGATORS, proxy_scores, score_column
 REQUIRED_COLUMNS = ("forecaster", "question", "probability")
 DEFAULT_BATCH = "all"
 PROPER_COLUMNS = ("log_score", "spherical_score", "brier_adjusted", "irt_skill")
-OUTPUT_COLUMNS = ("batch", "forecaster", "n", "brier") + tuple(score_column(a) for a in AGGREGATORS) + PROPER_COLUMNS
+OUTPUT_COLUMNS = (("batch", "forecaster", "n", "n_forecasts", "brier") + tuple(score_column(a) for a in AGGREGATORS)
+                  + PROPER_COLUMNS)
 FLOAT_FORMAT = "%.10g"  # ten significant digits: far beyond any forecast's precision, without float noise
 _JSON_LINES_SUFFIXES = (".jsonl", ".json-lines", ".jsonlines", ".ndjson")
 
@@ -101,7 +102,11 @@ def _read_raw(path: Path) -> tuple[pd.DataFrame, list[str]]:
             with path.open("r", encoding="utf-8-sig") as fh:
                 for number, line in enumerate(fh, start=1):
                     if line.strip():
-                        row = json.loads(line)
+                        try:
+                            row = json.loads(line)
+                        except json.JSONDecodeError as exc:  # its own position is within the line: say which line
+                            raise ValueError(f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
+                                             ) from None
                         if not isinstance(row, dict):
                             raise ValueError(f"line {number} is not a JSON object")
                         rows.append(row)
@@ -210,16 +215,18 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
 def score_forecasts(frame: pd.DataFrame, *, leave_one_out: bool = False) -> pd.DataFrame:
     """One row per (batch, forecaster) with OUTPUT_COLUMNS, sorted by batch then forecaster.
 
-    n counts the forecaster's forecasts; brier is the mean (probability − outcome)² over those with an outcome
-    (NaN when none has one); proxy_* are the crowd-proxy scores against each aggregator, with questions pooled
+    n counts the forecaster's forecasts with an outcome — those `brier` and the proper scores average over —
+    and n_forecasts all its forecasts (resolved or not: the crowd proxy scores them all); brier is the mean
+    (probability − outcome)² over those with an outcome (NaN when none has one); proxy_* are the crowd-proxy scores against each aggregator, with questions pooled
     within their batch; log_score, spherical_score (means over the forecasts with an outcome), brier_adjusted and
     irt_skill (fitted per batch on those forecasts' Brier: arena.scoring.difficulty and arena.scoring.irt) are NaN
     where the forecaster has no outcome in the batch.
     """
     keys = ["batch", "forecaster"]
-    scores = proxy_scores(frame, leave_one_out=leave_one_out, by=keys)
+    scores = proxy_scores(frame, leave_one_out=leave_one_out, by=keys).rename(columns={"n": "n_forecasts"})
     sq = (frame["probability"] - frame["outcome"]) ** 2
-    brier = sq.groupby([frame["batch"], frame["forecaster"]], sort=False).mean().rename("brier").reset_index()
+    groups = sq.groupby([frame["batch"], frame["forecaster"]], sort=False)
+    brier = pd.DataFrame({"brier": groups.mean(), "n": groups.count()}).reset_index()  # count: non-NaN only
     out = scores.merge(brier, on=keys, how="left").merge(_proper_scores(frame), on=keys, how="left")
     return out[list(OUTPUT_COLUMNS)].sort_values(["batch", "forecaster"], kind="stable").reset_index(drop=True)
 

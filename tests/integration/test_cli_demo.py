@@ -19,7 +19,11 @@ SMALL = ["demo", "--seed", "3", "--cohorts", "2", "--decision-weeks", "2", "--ma
 def test_demo_runs_settles_everything_and_prints_every_metric(db_url, capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)  # stdout is no terminal here: the default width, 100
     assert main([*SMALL, "--db", db_url]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    # the progress counts the days the summary counts (the run stops once every cohort completed)
+    days = int(re.search(r"(\d+) simulated days", out).group(1))
+    last = [ln for ln in err.splitlines() if ln.startswith("arena demo:")][-1]
+    assert last.startswith(f"arena demo: {days}/{days} days — every cohort completed"), last
     # rank, name, the headline with its interval, tier, then skill against the market and money — in 100
     # columns (no terminal: the default width); the legend explains the columns shown
     header = next(ln for ln in out.splitlines() if ln.startswith("rank "))
@@ -81,7 +85,7 @@ def test_score_command_writes_the_documented_columns(tmp_path, capsys):
     out = tmp_path / "scores.csv"
     assert main(["score", str(f), "--out", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["batch", "forecaster", "n", "brier", "proxy_mean", "proxy_median",
+    assert list(df.columns) == ["batch", "forecaster", "n", "n_forecasts", "brier", "proxy_mean", "proxy_median",
                                 "proxy_ext_mean", "proxy_logit_pool", "log_score", "spherical_score",
                                 "brier_adjusted", "irt_skill"]
     a = df[df.forecaster == "a"].iloc[0]

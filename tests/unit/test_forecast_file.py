@@ -12,7 +12,7 @@ import pytest
 
 from arena.read.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
 
-HEADER = ("batch,forecaster,n,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool,"
+HEADER = ("batch,forecaster,n,n_forecasts,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool,"
           "log_score,spherical_score,brier_adjusted,irt_skill")
 
 # q1: a 0.2, b 0.6, c 0.7 (all resolve NO); q2: a 0.9, b 0.5 (resolve YES); q3: b 0.4 (unresolved).
@@ -30,11 +30,12 @@ ROWS = [
 ]
 # By hand (own forecast included): means q1 0.5, q2 0.7, q3 0.4; medians q1 0.6, q2 0.7, q3 0.4.
 EXPECTED = {
-    #     n, brier,                 proxy_mean,                      proxy_median
+    #     n (with an outcome), brier,  proxy_mean,                proxy_median
     "a": (2, (0.04 + 0.01) / 2, (0.09 + 0.04) / 2, (0.16 + 0.04) / 2),
-    "b": (3, (0.36 + 0.25) / 2, (0.01 + 0.04 + 0.0) / 3, (0.0 + 0.04 + 0.0) / 3),
+    "b": (2, (0.36 + 0.25) / 2, (0.01 + 0.04 + 0.0) / 3, (0.0 + 0.04 + 0.0) / 3),
     "c": (1, 0.49, 0.04, 0.01),
 }
+N_FORECASTS = {"a": 2, "b": 3, "c": 1}  # every valid forecast, resolved or not (b's q3 is unresolved)
 # Leave-one-out means: q1 a→0.65, b→0.45, c→0.4; q2 a→0.5, b→0.9; q3 b alone → excluded.
 EXPECTED_LOO_MEAN = {"a": (0.2025 + 0.16) / 2, "b": (0.0225 + 0.16) / 2, "c": 0.09}
 
@@ -74,7 +75,7 @@ def check_expected(rows: dict[str, dict[str, str]]) -> None:
     for name, (n, brier, proxy_mean, proxy_median) in EXPECTED.items():
         row = rows[name]
         assert row["batch"] == "all"
-        assert int(row["n"]) == n
+        assert int(row["n"]) == n and int(row["n_forecasts"]) == N_FORECASTS[name]
         assert float(row["brier"]) == pytest.approx(brier, rel=1e-9)
         assert float(row["proxy_mean"]) == pytest.approx(proxy_mean, rel=1e-9, abs=1e-12)
         assert float(row["proxy_median"]) == pytest.approx(proxy_median, rel=1e-9, abs=1e-12)
@@ -119,7 +120,8 @@ def test_leave_one_out(tmp_path: Path) -> None:
     rows = parse(out)
     for name, value in EXPECTED_LOO_MEAN.items():
         assert float(rows[name]["proxy_mean"]) == pytest.approx(value, rel=1e-9)
-    assert int(rows["b"]["n"]) == 3  # n counts forecasts, including the one with nothing to compare with
+    # n counts the forecasts the Brier averages (with an outcome); n_forecasts every one, the unresolved too
+    assert int(rows["b"]["n"]) == 2 and int(rows["b"]["n_forecasts"]) == 3
 
 
 def test_out_file_is_written(tmp_path: Path) -> None:
@@ -176,7 +178,8 @@ def test_outcomes_may_be_written_as_words_in_any_case(tmp_path: Path, yes: str, 
     assert code == 0, err
     got = parse(out)
     assert float(got["a"]["brier"]) == pytest.approx((0.7**2 + 0.4**2) / 2)
-    assert float(got["b"]["brier"]) == pytest.approx(0.25) and int(got["b"]["n"]) == 2
+    assert float(got["b"]["brier"]) == pytest.approx(0.25) and int(got["b"]["n"]) == 1  # q2 is unresolved
+    assert int(got["b"]["n_forecasts"]) == 2
 
 
 def test_a_bad_outcome_is_refused_with_its_line_number(tmp_path: Path) -> None:
@@ -272,3 +275,19 @@ def test_proper_and_difficulty_adjusted_columns_per_batch(tmp_path: Path) -> Non
     assert float(lucky["brier"]) < float(good["brier"])
     # on the shared easy question good is 0.03 better: so is its adjusted score
     assert float(lucky["brier_adjusted"]) - float(good["brier_adjusted"]) == pytest.approx(0.03, abs=1e-8)
+
+
+def test_a_bad_json_line_is_reported_with_its_own_line_number(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_text('{"forecaster": "a", "question": "q", "probability": 0.5}\n\n'
+                    '{"forecaster": "b", "question": "q", probability: 0.5}\n', encoding="utf-8")
+    code, out, err = run(path)
+    assert code == 2 and out == ""
+    assert "line 3 is not valid JSON" in err and "column 38" in err and "line 1" not in err
+
+
+def test_the_bootstrap_progress_counts_batches_in_english(tmp_path: Path) -> None:
+    rows = [(f, f"q{i}", "0.6", str(i % 2)) for i in range(30) for f in ("a", "b")]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    assert score_command(str(write_csv(tmp_path / "f.csv", rows)), None, False, stdout, stderr, bootstrap=20) == 0
+    assert "1/1 batch — all" in stderr.getvalue() and "batchs" not in stderr.getvalue()
