@@ -1,7 +1,7 @@
 """what a proxy reports about a model call, and the model's reasoning
 
 Revision ID: 0016
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-27
 
 Behind a LiteLLM proxy the reply's `model` is the proxy's alias; the model and endpoint it routed the call to come
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 import sqlmodel
 
 revision = '0016'
-down_revision = '0013'
+down_revision = '0014'
 branch_labels = None
 depends_on = None
 
