@@ -45,7 +45,7 @@ def tiny_replay(path: Path) -> Path:
 # Loaded into the scheduler's process (a sitecustomize on its PYTHONPATH): each line it writes to stdout is noted
 # with the process's CPU time and whether the database file exists at that very moment — measured inside the
 # process, so a test runner that reads the pipe late cannot blur it.
-PROBE = """
+PROBE = r"""
 import os, sys, time
 _log, _db, _write = os.environ["PROBE_LOG"], os.environ["PROBE_DB"], sys.stdout.write
 def _noted(text):
