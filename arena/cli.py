@@ -617,6 +617,25 @@ def _compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from arena.cache import housekeeping
+    from arena.store.engine import open_existing_store
+
+    site = Path(args.site) if args.site else None
+    engine = open_existing_store(args.db)
+    if args.action == "stats":
+        for entry in housekeeping.stats(engine, site):
+            print(entry.line())
+        print(f"code digest: {housekeeping.code_digest()[:16]} (any change to the package, its templates or its "
+              "libraries moves every key)")
+    else:
+        before = housekeeping.clear(engine, site)
+        print("cleared " + "; ".join(entry.line() for entry in before))
+    return 0
+
+
 FORMATS = ("text", "csv", "json")
 
 
@@ -843,6 +862,14 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
     cp.add_argument("--db", default=None, help=DB_HELP)
     cp.set_defaults(func=_compact)
+
+    ca = sub.add_parser("cache", help="show or empty the caches (memo tables and a site's page manifest)",
+                        description="Every cache entry is a memo, never a fact: `clear` costs the next read or "
+                                    "render its time and changes no number.")
+    ca.add_argument("action", choices=("stats", "clear"), help="stats: what the caches hold; clear: empty them")
+    ca.add_argument("--db", default=None, help=DB_HELP)
+    ca.add_argument("--site", default=None, metavar="DIR", help="also the page manifest of this rendered site")
+    ca.set_defaults(func=_cache)
 
     lb = sub.add_parser("leaderboard", help="print the leaderboards of a database (text, CSV or JSON)")
     lb.add_argument("--db", default=None, help=DB_HELP)

@@ -1,12 +1,12 @@
 """Board cache: each cohort's board, computed once for the inputs it is computed from.
 
-`scoring.board.cohort_boards` gives every cohort its own paired bootstraps and its own difficulty and IRT fits,
-~0.2 s per cohort: a 100-cohort site spent most of its render recomputing boards of cohorts that had long
+`scoring.board.cohort_boards` gives every cohort its own paired bootstraps and its own difficulty and IRT fits:
+a 100-cohort site spent most of its render recomputing boards of cohorts that had long
 completed. A cohort's board is a pure function of the cohort's rows in the three input frames (forecast set,
 bets, portfolios), the kinds of its agents, the board's options (rank key, draws, seed) and the scoring code, so
 `cached_cohort_boards` keys each cohort by a SHA-256 over exactly those — the rows' content, column names and
-dtypes, the options, the source of `arena.scoring` and the numpy and pandas versions — and computes only the
-cohorts whose key is not stored yet. A key cannot go stale: a new fill, forecast, resolution or price moves
+dtypes, the options and the package-wide code digest (`cache.code`: every file of the package, its templates, the
+libraries' versions) — and computes only the cohorts whose key is not stored yet. A key cannot go stale: a new fill, forecast, resolution or price moves
 the key, and an old key is simply never asked for again. Nothing about the as-of enters the key except through
 the rows, so "now" and "as of T" share the entries whose inputs agree.
 
@@ -21,8 +21,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from functools import lru_cache
-from importlib import resources
 from itertools import chain
 from typing import Any
 
@@ -31,6 +29,7 @@ import orjson
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+from arena.cache.code import code_digest as package_digest
 from arena.scoring.board import BetPart, ForecastPart, cohort_boards, overall_bet_part, overall_forecast_part
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import BoardCacheRow
@@ -42,14 +41,9 @@ OVERALL = "(overall board)"  # the `cohort` the overall board's entries are file
 _TABLE = BoardCacheRow.__table__  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A hash of the scoring code and of the numerical libraries under it: a change to either moves every key."""
-    h = hashlib.sha256(f"format {FORMAT} numpy {np.__version__} pandas {pd.__version__}".encode())
-    for entry in sorted(resources.files("arena.scoring").iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".py"):
-            h.update(entry.name.encode() + b"\0" + entry.read_bytes())
-    return h.hexdigest()
+    """The package-wide code digest with this cache's format: any change to the code moves every key."""
+    return f"board {FORMAT} {package_digest()}"
 
 
 def _rows_by_cohort(frame: pd.DataFrame) -> tuple[bytes, dict[Any, bytes]]:

@@ -7,9 +7,9 @@ finds one or two cohorts changed. `cohort_frames` returns exactly those frames �
 for dtype, to reading them all (tested) — reading from the store only:
 
 1. every cohort's fact marks (`store.fingerprints.cohort_marks`: a few aggregate statements in all);
-2. the stored entries of those marks (`frame_cache` table, keyed by a hash of the marks and of the code that
-   reads the frames), each with the markets its frames touch and the marks of those markets' resolutions and
-   (for markets it holds open positions in) prices when it was read;
+2. the stored entries of those marks (`frame_cache` table, keyed by a hash of the marks and of the package-wide
+   code digest, `cache.code`), each with the markets its frames touch and the marks of those markets'
+   resolutions and (for markets it holds open positions in) prices when it was read;
 3. the market marks now (`store.fingerprints.MarketMarks`) — an entry whose market marks moved is stale;
 4. the frames of the cohorts without a valid entry, in one batch, stored as new entries.
 
@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -38,6 +37,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.cache.code import code_digest as package_digest
 from arena.clock import utc
 from arena.read.score import portfolios_frame
 from arena.store.fingerprints import MarketMarks, Marks, cohort_marks, read_once
@@ -50,10 +50,6 @@ KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
 _TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
 # the code that reads the frames: a change to any of it moves every key
-_READERS = (("arena.store", "frames.py"), ("arena.store", "fingerprints.py"), ("arena.read", "score.py"),
-            ("arena.usecases", "mark.py"), ("arena.cache", "frame_cache.py"), ("arena.domain", "valuation.py"))
-
-
 @dataclass(frozen=True)
 class Frames:
     """The standings' inputs for a set of cohorts (each frame with a `cohort` column), and how they were got."""
@@ -95,12 +91,9 @@ class _Entry:
         return self.rows
 
 
-@lru_cache(maxsize=1)
 def code_digest() -> str:
-    h = hashlib.sha256(f"frame cache {FORMAT} numpy {np.__version__} pandas {pd.__version__}".encode())
-    for package, name in _READERS:
-        h.update(name.encode() + b"\0" + resources.files(package).joinpath(name).read_bytes())
-    return h.hexdigest()
+    """The package-wide code digest with this cache's format: any change to the code moves every key."""
+    return f"frames {FORMAT} {package_digest()}"
 
 
 def _key(cohort_id: int, marks: Marks) -> str:

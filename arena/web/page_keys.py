@@ -27,40 +27,25 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from importlib import metadata
-from pathlib import Path
 
 import orjson
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.cache.code import code_digest as package_digest
 from arena.store import fingerprints
 from arena.store.fingerprints import Marks, cohort_marks
 from arena.store.memo import Recent
 from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks
 from arena.store.tables import AgentRow, CohortRow
 
-PACKAGE = Path(__file__).resolve().parents[1]
-TEMPLATES = PACKAGE.parent / "templates"
-_LIBRARIES = ("jinja2", "markupsafe", "numpy", "pandas", "sqlalchemy")
 _MARKET_SETS: Recent[list[str]] = Recent(200_000)  # (cohort id, its marks) → its markets: facts unchanged, same set
 
 
-@lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A hash of the arena's Python code, its templates and the libraries' versions."""
-    h = hashlib.sha256(b"page keys 1")
-    for root in (PACKAGE, TEMPLATES):
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
-            h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
-    for lib in _LIBRARIES:
-        try:
-            h.update(f"{lib} {metadata.version(lib)}".encode())
-        except metadata.PackageNotFoundError:
-            h.update(lib.encode())
-    return h.hexdigest()
+    """The package-wide code digest (`arena.cache.code`) with the page keys' format."""
+    return f"page keys 1 {package_digest()}"
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
+from arena.cache.housekeeping import SITE_MANIFEST
 from arena.web.page_keys import code_digest
 
-NAME = ".arena-site.json"
+NAME = SITE_MANIFEST
 FORMAT = 1
 
 

@@ -1,0 +1,70 @@
+"""What the caches hold and how to empty them (`arena cache stats|clear`): the memo tables in the store
+(`board_cache`, `frame_cache`) and a rendered site's page manifest (`.arena-site.json`). Every entry is a memo,
+never a fact: clearing costs the next read or render its time, and changes no number."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.engine import Engine
+
+from arena.cache.code import code_digest
+from arena.store.tables import BoardCacheRow, FrameCacheRow
+MEMO_TABLES = (BoardCacheRow, FrameCacheRow)
+SITE_MANIFEST = ".arena-site.json"  # written in a rendered site's folder by `web.site_manifest`
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """One cache: its name, how many entries it holds and their payload bytes (None where not measured)."""
+
+    name: str
+    entries: int
+    payload_bytes: int | None
+    cohorts: int | None = None
+
+    def line(self) -> str:
+        size = "" if self.payload_bytes is None else f", {self.payload_bytes / 1e6:,.2f} MB"
+        of = "" if self.cohorts is None else f" over {self.cohorts} cohort{'s' * (self.cohorts != 1)}"
+        return f"{self.name}: {self.entries} entr{'y' if self.entries == 1 else 'ies'}{of}{size}"
+
+
+def stats(engine: Engine, site: Path | None = None) -> list[CacheStats]:
+    """The memo tables' entries and sizes and, given a site folder, its page manifest's."""
+    out = []
+    with engine.connect() as conn:
+        for row in MEMO_TABLES:
+            t = row.__table__  # type: ignore[attr-defined]
+            n, size, cohorts = conn.execute(select(func.count(), func.coalesce(func.sum(func.length(t.c.payload)), 0),
+                                                   func.count(func.distinct(t.c.cohort)))).one()
+            out.append(CacheStats(t.name, int(n), int(size), int(cohorts)))
+    if site is not None:
+        manifest = site / SITE_MANIFEST
+        if manifest.is_file():
+            import orjson
+
+            try:
+                pages = len(orjson.loads(manifest.read_bytes()).get("pages", {}))
+            except (orjson.JSONDecodeError, AttributeError):
+                pages = 0
+            out.append(CacheStats(f"{site}/{SITE_MANIFEST}", pages, manifest.stat().st_size))
+        else:
+            out.append(CacheStats(f"{site}/{SITE_MANIFEST}", 0, None))
+    return out
+
+
+def clear(engine: Engine, site: Path | None = None) -> list[CacheStats]:
+    """Empty the memo tables (one transaction) and remove the site's page manifest (its next render then rewrites
+    every page whose bytes changed). Returns what was there before."""
+    before = stats(engine, site)
+    with engine.begin() as conn:
+        for row in MEMO_TABLES:
+            conn.execute(delete(row.__table__))  # type: ignore[attr-defined]
+    if site is not None:
+        (site / SITE_MANIFEST).unlink(missing_ok=True)
+    return before
+
+
+__all__ = ["CacheStats", "MEMO_TABLES", "SITE_MANIFEST", "clear", "code_digest", "stats"]
