@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine (Python 3.11+ with venv):
 #   make demo   — installs into .venv, then runs the offline demo on SQLite (no network at run time, no keys)
-#   make test   — installs into .venv (with test extras), then runs the whole test suite
+#   make test   — installs into .venv (with test extras), then runs the quick test suite (make test-slow: the slow
+#                 end-to-end tests; make test-all: both, as CI does)
 # ARENA_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres make test  runs the suite on PostgreSQL.
 # make bench runs the PostgreSQL benchmarks against ARENA_BENCH_DATABASE_URL (default the local server), or skips them.
 
@@ -9,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.arena-installed
 
-.PHONY: demo test bench install browser clean
+.PHONY: demo test test-slow test-all bench install browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +22,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/arena demo
 
+# The quick suite (the slow end-to-end tests are left out: see SLOW_MODULES in tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto -m "not slow"
+
+# The slow end-to-end tests alone (processes killed and resumed, replays, the wheel, the browser); CI runs both.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n auto -m slow
+
+test-all: test test-slow
 
 # Debian's Chromium for the browser test (tests/web/test_browser.py skips without it). Needs root.
 browser:

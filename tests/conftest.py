@@ -112,3 +112,30 @@ def one_bet_cohort():  # type: ignore[no-untyped-def]
         return cohort, t0, later
 
     return build
+
+
+# --- the slow end-to-end tests: `make test` leaves them out (-m "not slow"), `make test-slow` and CI run them ---
+# Whole modules that run the arena as processes (demo, replay, scheduler, wheel install, browser) or build large
+# stores per test; single tests are marked in their modules with @pytest.mark.slow.
+SLOW_MODULES = {
+    "tests/integration/test_install.py", "tests/integration/test_replay_run.py", "tests/integration/test_cli_demo.py",
+    "tests/integration/test_scheduler_start.py", "tests/integration/test_frame_cache.py",
+    "tests/integration/test_read_model_joins.py", "tests/integration/test_decomposition_service.py",
+    "tests/integration/test_healing.py", "tests/integration/test_ops_guards.py", "tests/web/test_browser.py",
+    "tests/web/test_incremental_render.py", "tests/web/test_point_in_time.py",
+    "tests/web/test_operations_render_state.py",
+}
+SLOW_TESTS = {
+    "tests/integration/test_sync.py::test_replay_settlement_matches_every_recorded_resolution",
+    "tests/web/test_model_page.py::test_meta_analysis_rows_and_forest_plot_are_the_services_numbers",
+    "tests/web/test_model_page.py::test_cohort_and_model_json_carry_the_pages_numbers_and_are_served_alike",
+    "tests/web/test_model_page.py::test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page",
+}
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    root = Path(str(config.rootpath))
+    for item in items:
+        module = Path(str(item.path)).relative_to(root).as_posix()
+        if module in SLOW_MODULES or f"{module}::{item.originalname}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
