@@ -864,8 +864,8 @@ def parser() -> argparse.ArgumentParser:
     cp.set_defaults(func=_compact)
 
     ca = sub.add_parser("cache", help="show or empty the caches (memo tables and a site's page manifest)",
-                        description="Every cache entry is a memo, never a fact: `clear` costs the next read or "
-                                    "render its time and changes no number.")
+                        epilog="Every cache entry is a memo, never a fact: `clear` costs the next read or render "
+                               "its time and changes no number.")
     ca.add_argument("action", choices=("stats", "clear"), help="stats: what the caches hold; clear: empty them")
     ca.add_argument("--db", default=None, help=DB_HELP)
     ca.add_argument("--site", default=None, metavar="DIR", help="also the page manifest of this rendered site")

@@ -130,6 +130,8 @@ SLOW_TESTS = {
     "tests/web/test_model_page.py::test_meta_analysis_rows_and_forest_plot_are_the_services_numbers",
     "tests/web/test_model_page.py::test_cohort_and_model_json_carry_the_pages_numbers_and_are_served_alike",
     "tests/web/test_model_page.py::test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page",
+    "tests/integration/test_bench_parse_runs.py::test_bench_parse_runs_with_every_option",
+    "tests/agents/test_lifecycle.py::test_demo_llm_adds_configured_agents_and_explains_missing_keys",
 }
 
 

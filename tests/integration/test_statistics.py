@@ -5,6 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from store_template import from_template
 from sqlmodel import Session, select
 
 from arena.cli import main
@@ -23,13 +24,16 @@ LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def demo_db(db_url, capsys):
-    assert main(["demo", "--seed", "5", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "15",
-                 "--db", db_url]) == 0
+def demo_db(engine, capsys):
+    """A two-cohort demo, run by the CLI (on SQLite once per test process, copied into each test's database)."""
+    def run_demo(target):  # type: ignore[no-untyped-def]
+        url = target.url.render_as_string(hide_password=False)
+        assert main(["demo", "--seed", "5", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "15",
+                     "--db", url]) == 0
+
+    from_template(engine, "statistics demo", run_demo)
     capsys.readouterr()
-    engine = make_engine(db_url)
-    yield engine
-    engine.dispose()
+    return engine
 
 
 def test_intervals_bracket_the_leaderboard_and_are_reproducible(demo_db):

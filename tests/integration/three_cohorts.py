@@ -13,6 +13,13 @@ LATER = datetime(2027, 1, 1, tzinfo=timezone.utc)
 
 
 def simulate_three_cohorts(engine):  # type: ignore[no-untyped-def]
+    """The three cohorts in `engine`'s database (on SQLite copied from one simulation per test process)."""
+    from store_template import from_template
+
+    return from_template(engine, "three cohorts", _simulate, lambda _, e: e)
+
+
+def _simulate(engine):  # type: ignore[no-untyped-def]
     universe = SimulatedUniverse.generate(5, START, weeks=5, markets_per_week=12)
     agents = demo_lineup(universe, 5)
     lineup = [LineupEntry(a.name, "scripted") for a in agents]

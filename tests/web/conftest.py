@@ -6,7 +6,7 @@ in sync and job errors) that every page must escape."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -98,8 +98,10 @@ def populate(engine: Engine, *, days: int = 17, cohorts: int = 2, decision_weeks
 
 @pytest.fixture
 def sim_arena(engine: Engine) -> SimArena:
-    """The small simulated arena in the test database (about 3 s)."""
-    return populate(engine)
+    """The small simulated arena in the test database (on SQLite copied from one simulation per test process)."""
+    from store_template import from_template
+
+    return from_template(engine, "sim arena", populate, lambda arena, e: replace(arena, engine=e))
 
 
 @pytest.fixture
