@@ -266,7 +266,7 @@ def decompose(fills: pd.DataFrame, last_prices: pd.DataFrame | None = None,
         return None if _missing(v) else int(v)
 
     # One pass over the records, grouped by position in order of first appearance (fills keep their order):
-    # a pandas groupby with a frame per position costs ~1 ms per position.
+    # a pandas groupby makes a frame per position, whose fixed cost dwarfs the few fills each position has.
     groups: dict[tuple, list[dict]] = {}
     cols_used = [*dict.fromkeys([*pos, "key", "kind", "shares", "cash"]),
                  *(c for c in ("cost", "price_ppm", "mid_ppm", "belief_ppm", "reverses") if c in fills.columns)]

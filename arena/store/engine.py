@@ -95,9 +95,9 @@ def _make_engine(url: str, echo: bool) -> Engine:
             cur.close()
 
         return engine
-    # PostgreSQL's JIT compiles a plan's expressions once its cost passes jit_above_cost: 0.3-1 s per statement,
-    # more than it saves on the arena's reads, which last a second or two (score.cohort_leaderboards of 1,000
-    # cohorts: 8.6 → 8.0 s without it). Off, unless the URL's connection options set it.
+    # PostgreSQL's JIT compiles a plan's expressions once its cost passes jit_above_cost; the arena's big reads are
+    # one pass over many rows, so compiling each of them costs more than it saves. Off, unless the URL's
+    # connection options set it.
     given = make_url(url).query.get("options", "")
     given = " ".join(given) if isinstance(given, tuple) else given
     options = given if "jit" in given else f"{given} -c jit=off".strip()

@@ -32,7 +32,7 @@ from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, Forec
 
 def rows_frame(rows: Sequence[Sequence[object]], columns: list[str]) -> pd.DataFrame:
     """A DataFrame of `rows` named by `columns`, each column typed as pandas types a list of its values: from
-    plain tuples in C (`from_records`; half the time of building a list per column, 1M bets 4.6 → 2.3 s), the
+    plain tuples in C (`from_records`, where building a list per column touches every value in Python), the
     rows of a SQLAlchemy result made tuples first."""
     if not rows:
         return pd.DataFrame({c: [] for c in columns})
@@ -63,8 +63,9 @@ _EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".
 
 def copy_frame(session: Session, q: Any, columns: list[str], kinds: Sequence[str]) -> pd.DataFrame:
     """What `rows_frame(raw_rows(session, q), columns)` returns — the same values and dtypes — read through
-    `COPY (q) TO STDOUT` in CSV and parsed by pandas' C reader: no Python object per value (the 1M-row bets
-    query: 8.3–9.6 → 3.1–3.3 s). PostgreSQL only; `q`'s bound values as for `raw_rows`. One kind per selected column:
+    `COPY (q) TO STDOUT` in CSV and parsed by pandas' C reader: no Python object per value, which is what a
+    million-row read otherwise spends most of its time on. PostgreSQL only; `q`'s bound values as for `raw_rows`.
+    One kind per selected column:
 
     - "str": a NOT NULL text column (CSV cannot tell NULL from '' once parsed: the reader keeps every value);
     - "int" / "float": a number; NULL becomes NaN (an int column with a NULL is float64, as `rows_frame` makes it);
@@ -247,12 +248,12 @@ def _market_kinds(session: Session, market_ids: pd.Series) -> pd.DataFrame:
 
 def _joined(facts: pd.DataFrame, lookups: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """`facts` with each lookup's columns added by its key column, in the facts' order; a fact whose key a lookup
-    lacks is dropped, as an inner join in SQL drops it. (The server writes 1M fills in 0.8–0.9 s, joined to
-    their cohort, agent, decision and market names in 2.3–2.5 s; the lookups here take ~0.1 s.)"""
+    lacks is dropped, as an inner join in SQL drops it. (Joined in SQL, the server would write each fill's
+    cohort, agent, decision and market names once per fill; looked up here, each distinct key is read once.)"""
     keep = np.ones(len(facts), dtype=bool)
     found = []
     for key, table in lookups:
-        codes, keys = pd.factorize(facts[key])  # each distinct key looked up once (1M market ids: 0.15 → 0.05 s)
+        codes, keys = pd.factorize(facts[key])  # each distinct key looked up once, not once per fact
         at = np.where(codes >= 0, table.index.get_indexer(keys)[codes], -1)
         keep &= at >= 0
         found.append((table, at))
@@ -302,7 +303,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
         bets[c] = bets[c].astype(float) / MICRO
     price = bets["price_ppm"].astype(float) / MICRO
     is_no = bets["outcome"] == NO
-    bets["side"] = pd.Series([YES, NO]).array.take(is_no.to_numpy(dtype=np.intp))  # (as pandas types str; 6× np.where)
+    bets["side"] = pd.Series([YES, NO]).array.take(is_no.to_numpy(dtype=np.intp))  # (as pandas types str; no np.where)
     bets["price_yes_at_bet"] = np.where(is_no, 1.0 - price, price)
 
     # outcome_yes: the YES payout scores both sides of a binary; a named outcome scores its own payout

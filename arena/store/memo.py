@@ -125,8 +125,8 @@ class MemoTable(Generic[V]):
 
 def _binary_rows(conn: Connection, table: Table, keys: list[str]) -> list[tuple[str, Any]]:
     """(key, payload) of the stored `keys`, read by psycopg in binary: a bytes payload travels as its bytes, not
-    as hex text twice its size to be parsed back (a fresh process's 1,000 frame-cache entries, 144 MB: 0.64-0.77
-    s as text, 0.24-0.28 s in binary)."""
+    as hex text twice its size to be parsed back (what a fresh process reading every cohort's frame-cache entry
+    would otherwise pay on top of the bytes themselves)."""
     statement = psycopg.sql.SQL("SELECT {}, {} FROM {} WHERE {} = ANY(%s)").format(
         psycopg.sql.Identifier("key"), psycopg.sql.Identifier("payload"), psycopg.sql.Identifier(table.name),
         psycopg.sql.Identifier("key"))

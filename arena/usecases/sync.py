@@ -174,7 +174,7 @@ def _write(engine: Engine, report: SyncReport, batch: _Batch, now: datetime, fin
 def paused_gc() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a sync builds and writes its batch: the batch makes
     millions of small acyclic objects (decoded payloads, parsed markets), and each full collection walks all
-    of them — at 100k markets that made decode and parse ~3× slower than at 10k per market. Reference
+    of them, so a batch ten times larger cost far more than ten times as much to decode and parse. Reference
     counting still frees everything; one collection runs at the end."""
     was = gc.isenabled()
     gc.disable()

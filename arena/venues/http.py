@@ -345,7 +345,7 @@ class VenueHTTP:
 
 
 def decode_json(response: httpx.Response) -> Any:
-    """`response`'s body decoded as JSON (`listing.loads`: orjson, ~3x faster on a 10k-market sync, then the
+    """`response`'s body decoded as JSON (`listing.loads`: orjson, a C decoder, then the
     stdlib's json for what orjson refuses); a body that is not JSON (a proxy's HTML page) raises
     ``VenueHTTPError``."""
     try:

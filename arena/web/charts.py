@@ -91,7 +91,7 @@ _EPOCH_UTC = _EPOCH.replace(tzinfo=timezone.utc)
 def epoch(t: datetime) -> float:
     """Seconds since the epoch of a stored time (a naive one is UTC, as SQLite returns it): the difference from the
     epoch, which is what `timestamp()` computes for an aware time — without first making a naive one aware (a
-    quarter-million points per render: 0.79 → 0.15 µs each)."""
+    render converts every chart point, so the extra object per point adds up)."""
     return (t - (_EPOCH if t.tzinfo is None else _EPOCH_UTC)).total_seconds()
 
 

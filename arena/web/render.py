@@ -213,9 +213,9 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
 def _long_lived_left_alone() -> Iterator[None]:
     """During the block, the garbage collector leaves alone the objects that existed before it (`gc.freeze`). A
     long-running process (the scheduler) keeps its memos — gigabytes of frames, boards and rows at 1,000 cohorts —
-    and a full collection that walks them all took 0.4–0.9 s of a 4–5 s render; frozen, they are walked only once
-    the render is over. A forked child then also copies fewer pages. Nested or concurrent renders leave the
-    freeze to the outermost."""
+    and a full collection that walks them all can fall in the middle of a render at random, a sizeable share of
+    it; frozen, they are walked only once the render is over. A forked child then also copies fewer pages. Nested
+    or concurrent renders leave the freeze to the outermost."""
     if gc.get_freeze_count():
         yield
         return
