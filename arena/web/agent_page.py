@@ -23,7 +23,7 @@ from arena.money import MICRO
 from arena.scoring.brier import implied_confidence
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.store.tables import AgentRow, DecisionRow, FillRow, ForecastRow, ModelCallRow, RejectionRow
-from arena.web.boards import AgentScore, Standings, load_standings, BoardRow, board_rows
+from arena.web.boards import AgentScore, Standings, load_standings, BoardRow, board_rows, shown_rows
 from arena.web.charts import Chart, equity_chart
 from arena.web.refs import where_in, CohortInfo, cohort_infos, site_market_ids, market_questions, MarketRef, MarketRefs
 from arena.web.skill_luck import SkillLuck, skill_luck
@@ -286,7 +286,7 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
     for b in (st.boards.cohorts if st.boards is not None else []):
         if b.name not in shown:
             continue
-        for r in board_rows(b.rows):
+        for r in board_rows(shown_rows(b, st.boards.rank_by)):
             head[(b.name, r.name)] = r
 
     by_agent_fills: dict[int, list[Any]] = defaultdict(list)

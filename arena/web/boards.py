@@ -20,6 +20,7 @@ from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.read.agent_standings import AgentStandings, agent_standings
+from arena.read.shown_board import shown_board, shown_name, twin_of
 from arena.read.standings import Boards, CohortBoard, records
 from arena.store.memo import Recent
 from arena.web.env import page_path
@@ -217,10 +218,23 @@ class BoardRow:
     crowd_proxy: float
     coherence_gap: float
     contradicting_bets: float
+    same_as: str = ""  # the reference whose forecasts this seat's equal on every question ("" when none)
+    n_asked: float = float("nan")  # questions asked / answered (NaN when the board does not count them)
+    n_answered: float = float("nan")
 
     @property
     def is_reference(self) -> bool:
         return self.kind == "reference"
+
+    @property
+    def shown_name(self) -> str:
+        """"market-follower = market" for a seat that is its reference's twin (one row for both)."""
+        return shown_name(self.name, self.same_as)
+
+    @property
+    def twin(self) -> str:
+        """The reference this seat equals, as the board names it after "=" ("market"); "" when none."""
+        return self.shown_name[len(self.name) + 3:] if self.same_as else ""
 
 
 def _micros(usd: Any) -> int | None:
@@ -255,9 +269,20 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
             n_resolved_bets=num(rec.get("n_resolved_bets")), pnl_micros=_micros(rec.get("pnl")),
             return_pct=num(rec.get("return_pct")), win_rate=num(rec.get("win_rate")),
             crowd_proxy=num(rec.get("crowd_proxy")), coherence_gap=num(rec.get("coherence_gap")),
-            contradicting_bets=num(rec.get("contradicting_bets")),
+            contradicting_bets=num(rec.get("contradicting_bets")), same_as=twin_of(rec.get("same_as")),
+            n_asked=num(rec.get("n_asked")), n_answered=num(rec.get("n_answered")),
         ))
     return tuple(out)
+
+
+_SHOWN: Recent[pd.DataFrame] = Recent(20_000)  # (CohortBoard.key, rank key) → its rows as shown
+
+
+def shown_rows(board: CohortBoard, rank_by: str) -> pd.DataFrame:
+    """A cohort board's rows as the site shows them (`shown_board`), kept in memory under the board's key."""
+    def make() -> pd.DataFrame:
+        return shown_board(board.rows, rank_by, "agent")
+    return _SHOWN.get_or_make(f"{board.key} {rank_by}", make) if board.key else make()
 
 
 _DERIVED: Recent[BoardRow | None] = Recent(100_000)  # (CohortBoard.key, what) → one row derived from that board
@@ -279,8 +304,12 @@ class Headline:
     columns: Mapping[str, ColumnHelp]
     provisional_rule: str
     bss_floor: float
+    coverage: bool = False  # the board counts questions asked and answered (n_asked, n_answered)
 
 
 def headline(frame: pd.DataFrame | None, rank_by: str, hrefs: Mapping[str, str] | None = None) -> Headline:
+    """The board as shown (`shown_board`: a reference's twin merged into one row, ties by the shown score)."""
     label = _HEADLINE_COLUMNS.get(rank_by, (rank_by, ""))[0]
-    return Headline(board_rows(frame, hrefs), rank_by, label, headline_help(), PROVISIONAL_RULE, BSS_MARKET_FLOOR)
+    coverage = frame is not None and {"n_asked", "n_answered"} <= set(frame.columns)
+    return Headline(board_rows(shown_board(frame, rank_by), hrefs), rank_by, label, headline_help(), PROVISIONAL_RULE,
+                    BSS_MARKET_FLOOR, coverage)

@@ -21,7 +21,7 @@ from arena.read.model_costs import model_costs
 from arena.read.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
-                              kept_row, load_standings)
+                              kept_row, load_standings, shown_rows)
 from arena.web.charts import Chart, cost_skill_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
@@ -93,21 +93,21 @@ def headline_chart(h: Headline) -> Chart:
     return interval_chart(f"{h.rank_label} per model with its 95 % interval", rows)
 
 
-def _leader(board: CohortBoard | None, hrefs: Mapping[str, str]) -> BoardRow | None:
-    """The first ranked agent (not a reference row) of a cohort's headline board (rows best first); only that row
-    is made a `BoardRow` (as `board_rows` reads kind and rank label)."""
+def _leader(board: CohortBoard | None, hrefs: Mapping[str, str], rank_by: str) -> BoardRow | None:
+    """The first ranked agent (not a reference row) of a cohort's headline board as shown (rows best first); only
+    that row is made a `BoardRow` (as `board_rows` reads kind and rank label)."""
     if board is None or not len(board.rows):
         return None
-    rows = board.rows
 
     def first() -> BoardRow | None:
+        rows = shown_rows(board, rank_by)
         kinds = rows["kind"].tolist() if "kind" in rows.columns else [None] * len(rows)
         labels = rows["rank_label"].tolist() if "rank_label" in rows.columns else [None] * len(rows)
         at = next((i for i, (k, lab) in enumerate(zip(kinds, labels))
                    if str(k or "") != "reference" and str(lab or "")), None)
         return None if at is None else board_rows(rows.iloc[at:at + 1])[0]
 
-    leader = kept_row(board, "leader", first)
+    leader = kept_row(board, f"leader {rank_by}", first)
     return None if leader is None else replace(leader, href=hrefs.get(leader.name, ""))
 
 
@@ -140,11 +140,12 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
             agents=tuple(links[str(rec["agent"])][-AGENT_LINKS:]), href=page_path("model", str(rec["agent"])),
         ))
     summaries = []
+    rank_by = st.boards.rank_by if st.boards is not None else DEFAULT_RANK_BY
     boards_by_name = {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}
     for cid, info in sorted(infos.items(), key=lambda kv: (kv[1].period_start, kv[0]), reverse=True):
         rows = st.by_cohort.get(cid, ())
         hrefs = {r.agent: r.href for r in rows}
-        leader = _leader(boards_by_name.get(info.name), hrefs)
+        leader = _leader(boards_by_name.get(info.name), hrefs, rank_by)
         summaries.append(CohortSummary(info, sum(r.n_bets for r in rows), sum(r.n_resolved for r in rows),
                                        st.cohort_pnl.get(cid, 0), leader))
     boards = st.boards if st.boards is not None else Boards(as_of, DEFAULT_RANK_BY)

@@ -22,12 +22,14 @@ from datetime import datetime
 
 from sqlalchemy.engine import Engine
 
+from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.read.model_costs import Cost, model_costs
 from arena.read.models import ModelComparison, model_comparisons
 from arena.read.standings import CohortBoard
-from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, kept_row, load_standings
+from arena.read.shown_board import shown_board, shown_name
+from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, kept_row, load_standings, shown_rows
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos
@@ -119,6 +121,17 @@ def forest_chart(title: str, comparison: ModelComparison, shown: int | None = No
     return interval_chart(title, rows, rule_at=0.0, rule_label="0 = no difference", signed=True)
 
 
+def _merged(comps: Sequence[ModelComparison], name: str, twins: Mapping[str, str],
+            twin_of: Mapping[str, str]) -> tuple[ModelComparison, ...]:
+    """The comparisons with a twin shown once: the row against a reference some model equals on every question is
+    left out where the row against that model is there (it reads "model = reference"), and a model's page leaves
+    out the row against its own twin (a difference of 0 on every question)."""
+    versus = {c.versus for c in comps}
+    return tuple(c for c in comps
+                 if c.versus != twin_of.get(name)
+                 and not (c.versus in twins and twins[c.versus] != name and twins[c.versus] in versus))
+
+
 # --- the contexts -----------------------------------------------------------------------------------------------
 
 Seats = dict[str, list[tuple[CohortInfo, AgentScore]]]  # model → its (cohort, leaderboard row), in cohort order
@@ -153,13 +166,18 @@ def _boards(st: Standings) -> dict[str, CohortBoard]:
 
 
 def _cohort_rows(boards: Mapping[str, CohortBoard], items: Sequence[tuple[CohortInfo, AgentScore]], name: str,
-                 luck: Mapping[tuple[str, str], SkillLuck]) -> tuple[ModelCohort, ...]:
-    """The model's row of each of these cohorts: its leaderboard row, its row of the cohort's headline board (only
-    its own row of those boards is made a `BoardRow`) and its skill vs luck there."""
+                 luck: Mapping[tuple[str, str], SkillLuck], rank_by: str) -> tuple[ModelCohort, ...]:
+    """The model's row of each of these cohorts: its leaderboard row, its row of the cohort's headline board as
+    shown (only its own row of those boards is made a `BoardRow`) and its skill vs luck there."""
     def head(cohort: str) -> BoardRow | None:
         b = boards.get(cohort)
-        return None if b is None else kept_row(b, f"agent {name}", lambda: next(
-            (r for r in board_rows(b.rows[b.rows["agent"] == name]) if r.name == name), None))
+        if b is None:
+            return None
+
+        def make() -> BoardRow | None:
+            rows = shown_rows(b, rank_by)
+            return next((r for r in board_rows(rows[rows["agent"] == name]) if r.name == name), None)
+        return kept_row(b, f"agent {name} {rank_by}", make)
 
     return tuple(ModelCohort(info, score, head(info.name), luck.get((info.name, name))) for info, score in items)
 
@@ -182,7 +200,11 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         return {}
     luck = luck if luck is not None else skill_luck(engine, as_of)
     boards = st.boards
-    overall = {r.name: r for r in board_rows(boards.overall if boards is not None else None)}
+    rank_by = boards.rank_by if boards is not None else DEFAULT_RANK_BY
+    every = board_rows(boards.overall if boards is not None else None)  # every row, for the twins
+    overall = {r.name: r for r in board_rows(shown_board(boards.overall, rank_by) if boards is not None else None)}
+    twins = {r.same_as: r.name for r in every if r.same_as}  # a reference → the (first) model equal to it
+    twin_of = {r.name: r.same_as for r in every if r.same_as}
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
     by_name = _boards(st)
@@ -191,12 +213,13 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         href = page_path("model", name)
         head = overall.get(name)
         recent = items[-RECENT_COHORTS:]
-        comps = comparisons.get(name, ())
+        comps = _merged(comparisons.get(name, ()), name, twins, twin_of)
         table = tuple(ComparisonRow(
-            c.versus, "" if c.versus in (REF_MARKET, REF_HALF) else page_path("model", c.versus), c.meta.k,
+            shown_name(c.versus, twin_of.get(c.versus)),
+            "" if c.versus in (REF_MARKET, REF_HALF) else page_path("model", c.versus), c.meta.k,
             c.meta.estimate, *c.pooled_interval, c.meta.i2, c.better_in, c.worse_in, c.verdict) for c in comps)
         forests = []
-        by_versus = {c.versus: c for c in comps}
+        by_versus = {c.versus: c for c in comparisons.get(name, ()) if c.versus != twin_of.get(name)}
         ranked = sorted((r for r in overall.values() if not r.is_reference and r.name != name and r.rank_label),
                         key=lambda r: r.rank)
         leader = ranked[0].name if ranked else None
@@ -212,7 +235,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         resolved = int(head.n_forecasts) if head is not None and math.isfinite(head.n_forecasts) else 0
         cost = costs.get(name, Cost(0, 0, 0, None, 0))
         out[name] = ModelPage(
-            as_of=as_of, name=name, href=href, overall=head, cohorts=_cohort_rows(by_name, recent, name, luck),
+            as_of=as_of, name=name, href=href, overall=head, cohorts=_cohort_rows(by_name, recent, name, luck, rank_by),
             n_cohorts=len(items), years=year_links(name, items), comparisons=table, forests=tuple(forests),
             equity=_equity(title, st, recent), cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens,
                                                          cost.cost_micros, resolved),
@@ -233,13 +256,14 @@ def model_year_contexts(engine: Engine, as_of: datetime, wanted: Sequence[tuple[
         return {}
     luck = luck if luck is not None else skill_luck(engine, as_of)
     by_name = _boards(st)
+    rank_by = st.boards.rank_by if st.boards is not None else DEFAULT_RANK_BY
     out = {}
     for name, year in wanted:
         items = [(i, s) for i, s in seats.get(name, ()) if i.period_start.year == year]
         if not items:
             continue
         out[(name, year)] = ModelYearPage(as_of, name, page_path("model", name), year,
-                                          _cohort_rows(by_name, items, name, luck),
+                                          _cohort_rows(by_name, items, name, luck, rank_by),
                                           _equity(f"Total value in each cohort of {year}", st, items),
                                           year_links(name, seats[name]))
     return out
