@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from arena.read.shown_board import shown_board, shown_name
 from arena.scoring.brier import BSS_MARKET_FLOOR, BSS_MARKET_MIN
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 
@@ -58,11 +59,7 @@ def _fmt(pattern: str) -> Callable[[dict[str, Any], str], str]:
 
 
 def _name(rec: dict[str, Any], key: str) -> str:
-    name = str(rec.get(key, ""))
-    same = rec.get("same_as")
-    if not _missing(same) and same:
-        name += f" = {same}"
-    return name + (" *" if rec.get("provisional") is True else "")
+    return shown_name(str(rec.get(key, "")), rec.get("same_as")) + (" *" if rec.get("provisional") is True else "")
 
 
 def _headline(rec: dict[str, Any], key: str) -> str:
@@ -124,8 +121,9 @@ PRIORITY: tuple[Column, ...] = (
 )
 
 GENERAL_LEGEND = (
-    "Ranked by the rank key (default F-Brier); '1=' marks a shared rank; a name followed by '*' is provisional "
-    f"(fewer than {PROVISIONAL_MIN_RESOLVED} resolved forecasts); 'A = B': A equals B on every question; '—' means "
+    "Ranked by the rank key (default F-Brier); rows whose rank key prints the same share a rank ('2='); a name "
+    f"followed by '*' is provisional (fewer than {PROVISIONAL_MIN_RESOLVED} resolved forecasts); 'A = B': A's "
+    "forecasts equal the reference B's on every question, one row for both; '—' means "
     "nothing to score yet (never 0). References (kind reference): always-0.5 and market (the YES price the agents "
     "saw) forecast the same questions inside the same bootstrap."
 )
@@ -243,6 +241,7 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
 
     def add(title: str, status: str, df: pd.DataFrame, name_key: str) -> None:
         nonlocal hidden
+        df = shown_board(df, boards.rank_by, name_key)  # a reference's twin is one row; ties as printed
         text, left_out = table(df, name_key, width, wide, boards.rank_by)
         hidden = max(hidden, left_out)
         head = text.splitlines()[0] if text else ""

@@ -78,7 +78,7 @@ def shown_ranks(frame: pd.DataFrame, rank_by: str) -> pd.DataFrame:
     ranks, labels = rank_with_ties(shown_values(frame[rank_by].tolist(), digits), _higher_is_better(rank_by))
     out = frame.copy()
     out["rank"] = ranks
-    out["rank_label"] = labels
+    out["rank_label"] = pd.Series(labels, index=out.index, dtype=object)  # None stays None (unranked)
     return out
 
 

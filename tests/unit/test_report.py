@@ -1,10 +1,11 @@
 """The terminal boards: columns chosen by priority to fit a width, never a later column without an earlier one."""
 
 import math
+from types import SimpleNamespace
 
 import pandas as pd
 
-from arena.report import PRIORITY, table
+from arena.report import PRIORITY, render_boards, table
 
 
 def board(n: int = 4) -> pd.DataFrame:
@@ -44,4 +45,24 @@ def test_a_row_equal_to_a_reference_says_so():
     df = board(2)
     df.loc[1, "same_as"] = "market (reference)"
     text, _ = table(df, "agent", wide=True)
-    assert "agent-1 = market (reference)" in text
+    assert "agent-1 = market" in text and "(reference)" not in text
+
+
+def _boards(df: pd.DataFrame) -> SimpleNamespace:
+    return SimpleNamespace(cohorts=[SimpleNamespace(name="c1", status="open", rows=df)], overall=pd.DataFrame(),
+                           rank_by="forecast_brier", track=None)
+
+
+def test_the_report_shows_a_twin_once_and_printed_equal_scores_as_ties():
+    df = board(4)
+    ref = {**df.iloc[1].to_dict(), "agent": "market (reference)", "kind": "reference", "rank_label": "2=",
+           "pnl": math.nan}
+    df = pd.concat([df, pd.DataFrame([ref])], ignore_index=True)
+    df.loc[1, ["same_as", "rank_label"]] = ["market (reference)", "2="]
+    df.loc[2, "forecast_brier"] = 0.1104  # prints as 0.110, like agent-1's
+    df.loc[1, "forecast_brier"] = 0.1101
+    df.loc[3, "rank_label"] = "5"
+    text = render_boards(_boards(df), overall=False, width=100).text
+    rows = {ln.split()[1]: ln.split()[0] for ln in text.splitlines()[4:]}
+    assert "market" not in rows and rows == {"agent-0": "1", "agent-1": "2=", "agent-2": "2=", "agent-3": "4"}
+    assert "agent-1 = market" in text and text.count("0.110 [") == 2
