@@ -74,10 +74,22 @@ class Chart:
     y_ticks: tuple[Tick, ...]
     empty: bool
     legend: bool
+    css: str = "wide"  # "wide": a 900-unit chart, shrunk on a phone (its text set larger there); "square": small
+    x_title: str = ""  # axis titles, drawn under the x ticks and along the y axis when given
+    y_title: str = ""
 
     @property
     def y_label_x(self) -> float:
         return self.left - 6
+
+    @property
+    def x_title_y(self) -> float:
+        return self.bottom + 36
+
+    @property
+    def y_title_at(self) -> tuple[float, float]:
+        """Where the rotated y-axis title is centred: near the chart's left edge, halfway down the plot."""
+        return 12.0, round((self.top + self.bottom) / 2, 1)
 
     @property
     def x_label_y(self) -> float:
@@ -99,6 +111,15 @@ _W, _H = 900, 300
 
 
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 76.0, 12.0, 14.0, 30.0
+
+# A wide chart's text on a phone: the stylesheet sets ticks and labels to PHONE_FONT user units there (the chart is
+# shrunk about 2.4×); a character of it takes at most CHAR_EM of that, so a margin of `label_room` holds a label.
+PHONE_FONT, CHAR_EM = 22.0, 0.62
+
+
+def label_room(labels: Iterable[str], font: float = PHONE_FONT) -> float:
+    """User units a column of right-aligned labels needs at `font` (plus the gap to the axis)."""
+    return round(max((len(x) for x in labels), default=0) * CHAR_EM * font + 10, 1)
 
 
 def _nice_step(span: float, target: int = 4) -> float:
@@ -122,14 +143,14 @@ def _thin(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
 class _Frame:
     """Maps (epoch seconds, value) into the plot box of a chart."""
 
-    def __init__(self, t0: float, t1: float, y0: float, y1: float) -> None:
+    def __init__(self, t0: float, t1: float, y0: float, y1: float, left: float = _PAD_L) -> None:
         if t1 <= t0:
             t0, t1 = t0 - 43_200, t1 + 43_200  # one instant: half a day either side
         if y1 <= y0:
             pad = abs(y0) * 0.05 or 1.0
             y0, y1 = y0 - pad, y1 + pad
         self.t0, self.t1, self.y0, self.y1 = t0, t1, y0, y1
-        self.left, self.right = _PAD_L, _W - _PAD_R
+        self.left, self.right = left, _W - _PAD_R
         self.top, self.bottom = _PAD_T, _H - _PAD_B
 
     def x(self, t: float) -> float:
@@ -215,6 +236,10 @@ def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime
     lo, hi = frame.y0, frame.y1
     pad = (hi - lo) * 0.05
     frame = _Frame(frame.t0, frame.t1, lo - pad, hi + pad)
+    y_ticks = (tuple(Tick(round(frame.y(v), 1), _dollars_label(10 ** v)) for v in _log_ticks(frame.y0, frame.y1))
+               if log else frame.y_ticks(_dollars_label))
+    left = max(_PAD_L, label_room(t.label for t in y_ticks))  # "$9,500" whole on a phone, its "$" not clipped
+    frame = _Frame(frame.t0, frame.t1, frame.y0, frame.y1, left)
     series = tuple(Series(label, frame.points(_thin(p)), f"s{i % 10}")
                    for i, ((label, _), p) in enumerate(zip(curves, pts)) if p)
     rules: tuple[Rule, ...] = ()
@@ -222,8 +247,6 @@ def equity_chart(title: str, curves: Sequence[tuple[str, Sequence[tuple[datetime
         y = round(frame.y(f(reference_micros / MICRO)), 1)
         rules = (Rule(frame.left, y, frame.right, y, f"start {money(reference_micros)}", "ref", frame.right - 4,
                       y - 4, "end"),)
-    y_ticks = (tuple(Tick(round(frame.y(v), 1), _dollars_label(10 ** v)) for v in _log_ticks(frame.y0, frame.y1))
-               if log else frame.y_ticks(_dollars_label))
     return Chart(title, _W, _H, frame.left, frame.top, frame.right, frame.bottom, series, (), rules,
                  frame.x_ticks(), y_ticks, False, len(series) > 1)
 

@@ -9,14 +9,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.web.charts import Tick, Series, Marker, Rule, Chart, marker_path
+from arena.web.charts import CHAR_EM, PHONE_FONT, Tick, Series, Marker, Rule, Chart, label_room, marker_path
 from arena.web.values import num
 
 
 _RW, _RH = 360, 330
 
 
-_RL, _RR, _RT, _RB = 44.0, 14.0, 12.0, 34.0
+_RL, _RR, _RT, _RB = 62.0, 14.0, 12.0, 52.0  # room for the tick labels and the axis titles
+_R_TITLES = ("mean stated P(YES)", "observed YES frequency")
 
 
 def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
@@ -27,7 +28,8 @@ def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
            if b.get("count")
            and not (math.isnan(num(b.get("mean_forecast"))) or math.isnan(num(b.get("observed_freq"))))]
     if not pts:
-        return Chart(title, _RW, _RH, left, top, right, bottom, (), (), (), (), (), True, False)
+        return Chart(title, _RW, _RH, left, top, right, bottom, (), (), (), (), (), True, False, "square",
+                     *_R_TITLES)
 
     def x(v: float) -> float:
         return round(left + v * (right - left), 1)
@@ -48,7 +50,7 @@ def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
         rules.append(Rule(px, py, px, py, str(n), "count", px + 8, py - 8, "start"))
     line = Series(title, " ".join(f"{x(f)},{y(o)}" for f, o, _, _ in pts), "s0")
     return Chart(title, _RW, _RH, left, top, right, bottom, (line,), tuple(markers), tuple(rules), x_ticks,
-                 y_ticks, False, False)
+                 y_ticks, False, False, "square", *_R_TITLES)
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,13 @@ class IntervalRow:
     title: str  # the marker's tooltip
 
 
-_IW, _IL, _IR, _IT, _IROW, _IB = 900, 190.0, 24.0, 30.0, 24.0, 34.0
+_IW, _IL, _IR, _IT, _IROW, _IB = 900, 190.0, 24.0, 30.0, 30.0, 34.0
+_IL_MAX = 420.0  # a label longer than this margin holds is cut with "…" (the marker's tooltip has it whole)
+
+
+def _fit(label: str, room: float) -> str:
+    n = int((room - 10) / (CHAR_EM * PHONE_FONT))
+    return label if len(label) <= n else label[:max(n - 1, 1)] + "…"
 
 
 def interval_chart(title: str, rows: Sequence[IntervalRow], *, rule_at: float | None = None, rule_label: str = "",
@@ -72,7 +80,9 @@ def interval_chart(title: str, rows: Sequence[IntervalRow], *, rule_at: float | 
     95 % intervals), an optional vertical reference line (e.g. at 0), x ticks on a round step."""
     rows = [r for r in rows if math.isfinite(num(r.estimate))]
     height = int(_IT + _IROW * max(len(rows), 1) + _IB)
-    left, right, top, bottom = _IL, _IW - _IR, _IT, height - _IB
+    # every label whole at a phone's text size ("cohort-2026-01-04", "market (reference)"), up to _IL_MAX
+    left = min(max(_IL, label_room(r.label for r in rows)), _IL_MAX)
+    right, top, bottom = _IW - _IR, _IT, height - _IB
     if not rows:
         return Chart(title, _IW, height, left, top, right, bottom, (), (), (), (), (), True, False)
     values = [v for r in rows for v in (r.estimate, r.lo, r.hi) if math.isfinite(num(v))]
@@ -89,7 +99,7 @@ def interval_chart(title: str, rows: Sequence[IntervalRow], *, rule_at: float | 
         rules.append(Rule(x(rule_at), top, x(rule_at), bottom, rule_label, "ref", x(rule_at) + 4, top - 8, "start"))
     for i, r in enumerate(rows):
         yy = round(top + _IROW * (i + 0.5), 1)
-        y_ticks.append(Tick(yy, r.label))
+        y_ticks.append(Tick(yy, _fit(r.label, left)))
         if math.isfinite(num(r.lo)) and math.isfinite(num(r.hi)):
             rules.append(Rule(x(r.lo), yy, x(r.hi), yy, "", f"ci {r.css}", 0, 0, "start"))
         markers.append(Marker(x(r.estimate), yy, marker_path(x(r.estimate), yy, "dot"), r.css, r.title))
