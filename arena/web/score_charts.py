@@ -40,14 +40,18 @@ def reliability_chart(title: str, bins: Sequence[Mapping[str, Any]]) -> Chart:
     ticks = (0.0, 0.25, 0.5, 0.75, 1.0)
     x_ticks = tuple(Tick(x(v), f"{v:g}", "start" if v == 0 else "end" if v == 1 else "middle") for v in ticks)
     y_ticks = tuple(Tick(y(v), f"{v:g}") for v in ticks)
-    rules = [Rule(x(0), y(0), x(1), y(1), "perfect calibration", "ref", x(1) - 4, y(1) + 14, "end")]
+    # the diagonal's label low on the right, away from the top corner where well-calibrated points end up
+    rules = [Rule(x(0), y(0), x(1), y(1), "perfect calibration", "ref", x(1) - 4, y(0.06), "end")]
     markers = []
     for f, o, n, b in pts:
         px, py = x(f), y(o)
         markers.append(Marker(px, py, marker_path(px, py, "dot"), "bin",
                               f"bin {num(b.get('lo')):.1f}–{num(b.get('hi')):.1f}: {n} forecasts, mean {f:.3f}, "
                               f"YES {o:.3f}"))
-        rules.append(Rule(px, py, px, py, str(n), "count", px + 8, py - 8, "start"))
+        # the count above and right of its point, kept inside the plot at the top and right edges
+        lx, anchor = (px + 8, "start") if px < right - 24 else (px - 8, "end")
+        ly = py - 8 if py - 8 >= top + 10 else py + 18
+        rules.append(Rule(px, py, px, py, str(n), "count", lx, ly, anchor))
     line = Series(title, " ".join(f"{x(f)},{y(o)}" for f, o, _, _ in pts), "s0")
     return Chart(title, _RW, _RH, left, top, right, bottom, (line,), tuple(markers), tuple(rules), x_ticks,
                  y_ticks, False, False, "square", *_R_TITLES)
@@ -70,7 +74,7 @@ _IL_MAX = 420.0  # a label longer than this margin holds is cut with "…" (the 
 
 
 def _fit(label: str, room: float) -> str:
-    n = int((room - 10) / (CHAR_EM * PHONE_FONT))
+    n = int((room - 10) / (CHAR_EM * PHONE_FONT) + 0.01)  # label_room rounds to 0.1 unit
     return label if len(label) <= n else label[:max(n - 1, 1)] + "…"
 
 

@@ -33,6 +33,7 @@ from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.read.models import model_comparisons
 from arena.read.score import overall_leaderboard
+from arena.read.shown_board import shown_board
 from arena.read.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ModelCallRow
@@ -168,13 +169,14 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
 
     # 1b. the headline board, as the browser shows it, against the standings service: order, ties, references
     head, _ = table(index, "headline")
-    overall = standings(engine, as_of).overall.to_dict("records")
+    boards = standings(engine, as_of)
+    overall = shown_board(boards.overall, boards.rank_by).to_dict("records")  # as shown: twins merged, printed ties
     assert len(head) == len(overall) > len(board)  # the reference rows are on it too
     for row, rec in zip(head, overall):
         assert row[0] == (rec["rank_label"] or "—")
         assert row[1].startswith(rec["model"])
         assert ("reference" in row[1]) == (rec["kind"] == "reference")
-        assert row[4].split(" ")[0] == ("—" if rec["forecast_brier"] != rec["forecast_brier"]
+        assert row[2].split(" ")[0] == ("—" if rec["forecast_brier"] != rec["forecast_brier"]
                                         else f"{rec['forecast_brier']:.3f}")
 
     # 2. follow the first model's link to its agent page in the first cohort
@@ -356,8 +358,9 @@ def artifacts(tmp_path) -> Path:  # type: ignore[no-untyped-def]
     return out
 
 
-# In the page: every table carrying priority classes, with the boxes of its header cells and first row's cells
-# (hidden cells have no box), whether it has a "Show all columns" box, and the page's width against the window's.
+# In the page: every board and statistics table, with the boxes of its header cells and first row's cells (hidden
+# cells have no box), the box it scrolls in (its edges, and whether its content is wider than it), its column
+# choices (the radio buttons before it), and the page's width against the window's.
 MEASURE = """(() => {
   const box = (c) => { const r = c.getBoundingClientRect(); const shown = c.getClientRects().length > 0;
     return {text: c.textContent.replace(/\\s+/g, " ").trim(), cls: c.className, shown: shown,
@@ -365,15 +368,20 @@ MEASURE = """(() => {
   const tables = Array.from(document.querySelectorAll("table.board, table.pin-first")).map((t) => {
     const head = t.tHead ? t.tHead.rows[t.tHead.rows.length - 1] : null;
     const body = t.tBodies[0] && t.tBodies[0].rows.length ? t.tBodies[0].rows[0] : null;
+    const s = t.closest(".scroll"); const r = s.getBoundingClientRect();
     return {id: t.id, cls: t.className, head: head ? Array.from(head.cells).map(box) : [],
             row: body ? Array.from(body.cells).map(box) : [],
-            toggle: !!document.getElementById("allcols-" + t.id)};
+            box: {left: r.left, right: r.right, wider: s.scrollWidth > s.clientWidth + 1},
+            choices: Array.from(document.querySelectorAll('input[name="cols-' + t.id + '"]')).map((i) => i.id)};
   });
   return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, tables: tables};
 })()"""
 
-SHOW_ALL = """(() => { const ls = document.querySelectorAll("label.allcols"); ls.forEach((l) => l.click());
-  return ls.length; })()"""
+
+def choose(browser: Browser, choice: str) -> None:
+    """Click the label of a column choice (a radio button's id), as a reader would."""
+    assert browser.js(f"(() => {{ const l = document.querySelector('label[for={json.dumps(choice)}]'); "
+                      f"l.click(); return document.getElementById({json.dumps(choice)}).checked; }})()")
 
 
 def _kinds(out: Path) -> dict[str, str]:
@@ -386,15 +394,22 @@ def _kinds(out: Path) -> dict[str, str]:
             "methodology": "methodology.html", "operations": "operations.html", "404": "404.html"}
 
 
-def _inside(cell: dict, width: int) -> bool:
-    return cell["shown"] and cell["left"] >= -0.5 and cell["right"] <= width + 0.5 and cell["right"] > cell["left"]
+def _inside(cell: dict, left: float, right: float) -> bool:
+    return cell["shown"] and cell["left"] >= left - 0.5 and cell["right"] <= right + 0.5 and cell["right"] > cell["left"]
 
 
-def test_no_page_scrolls_sideways_and_phones_keep_the_name_and_headline_score_in_view(site, browser, artifacts):
-    """Every kind of page at 1,400 px and on a 390 px phone: the page is never wider than the window. On the phone
-    each board shows its name column and its headline score (their boxes inside the viewport), hides only
-    lower-priority columns, and shows them all again through its "Show all columns" box — still without the page
-    scrolling sideways (the table scrolls in its own box). Screenshots of every page at both widths are saved."""
+def _classes(cell: dict) -> list[str]:
+    return cell["cls"].split()
+
+
+@pytest.mark.slow
+def test_boards_lead_with_columns_that_fit_and_no_page_scrolls_sideways(site, browser, artifacts):
+    """Every kind of page at 1,400 px and on a 390 px phone: the page is never wider than the window. At 1,400 px
+    every board shows the columns it leads with (rank, name, headline with its interval, tier, Brier − market,
+    coverage, P/L, return) inside its box without scrolling sideways, the on-demand columns hidden; each group of
+    them, chosen, fits too; the statistics heat tables fit. On the phone each board keeps its name and headline
+    score in view, hides the rest, and shows every column when "All" is chosen — the table then scrolls in its own
+    box, never the page. Screenshots of every page at both widths are saved."""
     arena, out, base = site
     kinds = _kinds(out)
     assert len(kinds) == 10
@@ -409,35 +424,58 @@ def test_no_page_scrolls_sideways_and_phones_keep_the_name_and_headline_score_in
             for t in m["tables"]:
                 if not t["row"] or len(t["row"]) == 1:  # an empty table's one "nothing yet" cell
                     continue
-                head = {c["text"].rstrip(" ↕"): c for c in t["head"]}
-                if "board" in t["cls"].split():
-                    names = [c for c in t["head"] if "name" in c["cls"].split()]
-                    assert len(names) == 1, (kind, t["id"])
-                    # the board's headline score: its priority-1 column that is neither the rank nor the name
-                    scores = [c for c in t["head"] if "p1" in c["cls"].split() and c["text"].rstrip(" ↕") != "#"
-                              and "name" not in c["cls"].split()]
-                    assert scores, (kind, t["id"])
-                    if width == 390:
-                        for c in names + scores + [c for c in t["row"] if "p1" in c["cls"].split()]:
-                            assert _inside(c, width), (kind, t["id"], c)
-                        assert t["toggle"], (kind, t["id"])
-                        assert not any(c["shown"] for c in t["head"] if "p3" in c["cls"].split()), (kind, t["id"])
-                        boards_seen.add((kind, t["id"]))
-                    else:
-                        assert all(c["shown"] for c in t["head"]), (kind, t["id"])
+                if "board" not in t["cls"].split():
+                    if width == 390:  # a statistics table: its first column is pinned and in view
+                        assert _inside(t["row"][0], 0, width), (kind, t["id"], t["row"][0])
+                    elif "heat" in t["cls"].split():
+                        assert not t["box"]["wider"], (kind, t["id"], "the heat table scrolls at 1,400 px")
+                    continue
+                names = [c for c in t["head"] if "name" in _classes(c)]
+                assert len(names) == 1, (kind, t["id"])
+                # the board's headline score: its priority-1 column that is neither the rank nor the name
+                scores = [c for c in t["head"] if "p1" in _classes(c) and c["text"].rstrip(" ↕") != "#"
+                          and "name" not in _classes(c)]
+                assert scores and len(t["choices"]) >= 2, (kind, t["id"])
+                lead = [c for c in t["head"] + t["row"] if {"p1", "p2"} & set(_classes(c))]
+                later = [c for c in t["head"] if "p3" in _classes(c)]
+                if width == 1400:
+                    for c in lead:  # every leading column in view, inside the table's box, no sideways scroll
+                        assert _inside(c, t["box"]["left"], t["box"]["right"]), (kind, t["id"], c)
+                    assert not t["box"]["wider"], (kind, t["id"])
+                    assert not any(c["shown"] for c in later), (kind, t["id"])
                     if t["id"] == "headline":
-                        assert scores[0]["text"].startswith("Forecast Brier"), head.keys()
-                elif width == 390:  # a statistics table: its first column is pinned and in view
-                    assert _inside(t["row"][0], width), (kind, t["id"], t["row"][0])
-            if width == 390 and any(t["toggle"] for t in m["tables"]):
-                assert browser.js(SHOW_ALL) >= 1
+                        shown = [c["text"].rstrip(" ↕") for c in t["head"] if c["shown"]]
+                        assert shown[:5] == ["#", names[0]["text"].rstrip(" ↕"), "Forecast Brier [95 %]", "Tier",
+                                             "Brier − market [95 %]"], shown
+                        assert shown[6:] == ["P/L", "Return"] and shown[5] in ("Questions", "Answered"), shown
+                    for choice in t["choices"][1:-1]:  # each group of on-demand columns, chosen, fits beside them
+                        choose(browser, choice)
+                        again = next(x for x in browser.js(MEASURE)["tables"] if x["id"] == t["id"])
+                        group = choice.rsplit("-", 1)[1]
+                        extra = [c for c in again["head"] if group in _classes(c)]
+                        assert extra and all(_inside(c, again["box"]["left"], again["box"]["right"])
+                                             for c in extra), (kind, t["id"], choice)
+                        assert not again["box"]["wider"], (kind, t["id"], choice)
+                    if t["choices"][1:-1]:
+                        choose(browser, t["choices"][0])
+                else:
+                    for c in names + scores + [c for c in t["row"] if "p1" in _classes(c)]:
+                        assert _inside(c, 0, width), (kind, t["id"], c)
+                    assert not any(c["shown"] for c in t["head"] if {"p2", "p3"} & set(_classes(c))), (kind, t["id"])
+                    boards_seen.add((kind, t["id"]))
+                    if t["id"] == "headline":
+                        assert scores[0]["text"].startswith("Forecast Brier"), scores
+            if width == 390 and any(t["choices"] for t in m["tables"]):
+                for t in m["tables"]:
+                    if t["choices"]:
+                        choose(browser, t["choices"][-1])  # "All"
                 again = browser.js(MEASURE)
                 assert again["scroll"] <= again["inner"], f"{kind} with every column shown"
                 for t in again["tables"]:
-                    if t["toggle"] and len(t["row"]) > 1:
+                    if t["choices"] and len(t["row"]) > 1:
                         assert all(c["shown"] for c in t["head"]), (kind, t["id"])
-                        name = next(c for c in t["row"] if "name" in c["cls"].split())
-                        assert _inside(name, width), (kind, t["id"])  # pinned while the rest scrolls
+                        name = next(c for c in t["row"] if "name" in _classes(c))
+                        assert _inside(name, 0, width), (kind, t["id"])  # pinned while the rest scrolls
                 browser.screenshot(artifacts / f"{kind}-{width}-all-columns.png")
     # the boards the issue names: the cohort board, the overall board on the index, the model's cohorts
     assert {("index", "headline"), ("index", "overall"), ("cohort", "headline"), ("cohort", "board"),
@@ -487,4 +525,104 @@ def test_the_model_page_in_the_browser_shows_the_databases_figures(site, browser
         expect = {c.versus: c for c in comps.get(model, [])}
         assert {r[0] for r in meta} == set(expect)
         for r in meta:
-            assert r[2] == number(expect[r[0]].meta.estimate, 4, True)
+            assert r[1].split(" ")[0] == number(expect[r[0]].meta.estimate, 4, True)
+            assert r[2] == expect[r[0]].verdict
+
+
+@pytest.fixture
+def weeks_site(engine, populate_arena, tmp_path) -> Iterator[tuple[object, Path, str]]:  # type: ignore[no-untyped-def]
+    """Four cohorts over 45 days (every one with resolved questions: meta-analyses, forest plots and reliability
+    diagrams have something to draw), rendered and served."""
+    arena = populate_arena(engine, days=45, cohorts=4)
+    out = tmp_path / "site"
+    render_site(engine, out, arena.as_of)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield arena, out, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+# On a laid-out phone page: whether an element is drawn inside the window, each chart text's box against its chart's
+# box, its height on screen, and which texts' boxes overlap (tick labels, axis titles, count labels).
+PHONE = """(() => {
+  const w = window.innerWidth;
+  const rect = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top,
+    bottom: r.bottom, shown: e.getClientRects().length > 0 && r.width > 0}; };
+  const inView = (e) => { const r = rect(e); return r.shown && r.left >= -0.5 && r.right <= w + 0.5; };
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const charts = Array.from(document.querySelectorAll("figure.chart svg")).map((svg) => {
+    const s = rect(svg);
+    const texts = Array.from(svg.querySelectorAll("text")).map((t) => ({text: t.textContent, cls: t.getAttribute("class"),
+      r: rect(t)}));
+    const out = texts.filter((t) => t.r.left < s.left - 0.5 || t.r.right > s.right + 0.5 || t.r.top < s.top - 0.5
+                                    || t.r.bottom > s.bottom + 0.5).map((t) => t.text);
+    const labels = texts.filter((t) => t.cls === "tick" || t.cls === "axis-title");
+    const overlaps = [];
+    labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => { if (hit(a.r, b.r)) overlaps.push([a.text, b.text]); }));
+    return {label: svg.getAttribute("aria-label"), figure: svg.closest("figure").className, outside: out,
+            overlaps: overlaps, ticks: labels.filter((t) => t.cls === "tick").map((t) => t.text),
+            titles: labels.filter((t) => t.cls === "axis-title").map((t) => t.text),
+            tick_height: Math.max(0, ...labels.filter((t) => t.cls === "tick").map((t) => t.r.bottom - t.r.top))};
+  });
+  const cells = (sel) => Array.from(document.querySelectorAll(sel)).map((c) => ({text: c.textContent.trim(),
+    in_view: inView(c)}));
+  return {scroll: document.documentElement.scrollWidth, inner: w, charts: charts,
+          verdicts: cells("#meta tbody td.verdict"), verdict_head: cells("#meta thead th:nth-child(3)"),
+          first_rows: Array.from(document.querySelectorAll("table.stack tbody tr:first-child")).map(
+            (r) => Array.from(r.cells).map((c) => ({text: c.textContent.trim(), in_view: inView(c)}))),
+          versions: Array.from(document.querySelectorAll("#versions code")).map((c) => ({text: c.textContent,
+            lines: c.getClientRects().length}))};
+})()"""
+
+
+@pytest.mark.slow
+def test_phone_pages_show_the_verdict_and_whole_chart_labels(weeks_site, browser, artifacts):
+    """At 500 px, on pages with something to draw: the model page's meta-analysis shows its verdict column in view
+    for every comparison; every chart's text (forest-plot labels such as "cohort-2026-01-04" and "market
+    (reference)", the equity axis's "$" amounts, the reliability diagrams' ticks, counts and axis titles) lies
+    whole inside its chart, no two labels overlap, and a reliability diagram's text stays near its desktop size;
+    agent position, fill and market-list tables show each cell of a row in view; version strings are unbroken."""
+    arena, out, base = weeks_site
+    width = 500
+    boards = standings(arena.engine, arena.as_of)
+    cohorts = {b.name for b in boards.cohorts}
+    pages = {"model": page_path("model", "oracle-sharp"), "agent": page_path("agent", arena.xss_agent_id),
+             "markets": "markets.html", "methodology": "methodology.html",
+             "statistics": next(str(p.relative_to(out)) for p in sorted((out / "cohorts").glob("*-statistics.html"))),
+             "cohort": page_path("cohort", sorted(cohorts)[0])}
+    seen: dict[str, dict] = {}
+    for kind, rel in pages.items():
+        browser.open(base + rel, width)
+        m = browser.js(PHONE)
+        browser.screenshot(artifacts / f"phone-{kind}-{width}.png", 6000)
+        assert m["scroll"] <= m["inner"] == width, (kind, m["scroll"])
+        for c in m["charts"]:
+            assert not c["outside"], (kind, c["label"], c["outside"])  # nothing clipped at the chart's edge
+            assert not c["overlaps"], (kind, c["label"], c["overlaps"])
+        for row in m["first_rows"]:
+            assert row and all(c["in_view"] for c in row), (kind, row)
+        seen[kind] = m
+    model = seen["model"]
+    assert [(c["text"], c["in_view"]) for c in model["verdict_head"]] == [("Verdict", True)]
+    verdicts = {c.verdict for c in model_comparisons(arena.engine, arena.as_of)["oracle-sharp"]}
+    assert model["verdicts"] and all(c["in_view"] for c in model["verdicts"])
+    assert {c["text"] for c in model["verdicts"]} <= verdicts
+    forests = [c for c in model["charts"] if "forecast Brier per cohort" in (c["label"] or "")]
+    assert len(forests) == 2
+    for f in forests:  # every label whole: the cohorts' names and the pool's, none cut
+        labels = [t for t in f["ticks"] if not re.fullmatch(r"[+-]?\d+(\.\d+)?", t)]
+        assert set(labels) <= cohorts | {"pooled (random effects)"}, labels
+        assert "pooled (random effects)" in labels and sum(t in cohorts for t in labels) == 4, labels
+    equity = [c for c in model["charts"] + seen["agent"]["charts"] if "value" in (c["label"] or "").lower()]
+    assert equity
+    for c in equity:
+        money_ticks = [t for t in c["ticks"] if re.search(r"\d", t) and not re.match(r"[A-Z][a-z]{2} \d", t)]
+        assert money_ticks and all(t.startswith(("$", "-$")) for t in money_ticks), c["ticks"]
+    reliability = [c for c in seen["statistics"]["charts"] if "square" in c["figure"]]
+    assert reliability
+    for c in reliability:
+        assert c["titles"] == ["mean stated P(YES)", "observed YES frequency"], c["titles"]
+        assert 8 <= c["tick_height"] <= 20, c  # about 12 px: never the ~3x of a wide chart's phone text
+    versions = seen["methodology"]["versions"]
+    assert versions and all(v["lines"] == 1 for v in versions), versions
