@@ -85,3 +85,33 @@ def test_the_coverage_column_appears_when_the_board_counts_questions():
     assert h.coverage
     page = str(environment().get_template("_macros.html").module.headline_table(h, "headline", ""))  # type: ignore
     assert ">Answered</th>" in page and ">28/30</td>" in page
+
+
+def test_model_pages_show_a_twin_once(sim_arena):
+    """The overall board says market-follower's forecasts equal the market's (`same_as`, as the statistics set
+    it): other models' meta-analyses list the pair once, as "market-follower = market"; market-follower's own page
+    says so and leaves out its 0-everywhere comparison with the market; its page renders with the note."""
+    from dataclasses import replace
+
+    from arena.scoring.headline import REF_MARKET
+    from arena.web.boards import load_standings
+    from arena.web.env import page_path, render_page
+    from arena.web.model_page import model_contexts
+
+    engine, as_of = sim_arena.engine, sim_arena.as_of
+    st = load_standings(engine, as_of, None, with_overall=True)
+    assert st.boards is not None
+    overall = st.boards.overall.copy()
+    overall["same_as"] = [REF_MARKET if m == "market-follower" else None for m in overall["model"]]
+    st = replace(st, boards=replace(st.boards, overall=overall))
+    pages = model_contexts(engine, as_of, ["oracle-fair", "market-follower"], standings=st)
+    other = [c.versus for c in pages["oracle-fair"].comparisons]
+    assert "market-follower = market" in other and REF_MARKET not in other and "market-follower" not in other
+    twin = pages["market-follower"]
+    assert twin.overall is not None and twin.overall.shown_name == "market-follower = market"
+    assert REF_MARKET not in [c.versus for c in twin.comparisons] and twin.comparisons
+    text = render_page("model.html", twin, page_path("model", "market-follower"))
+    assert 'id="twin"' in text and "“market-follower = market”" in text
+    # without the column nothing is merged
+    plain = model_contexts(engine, as_of, ["oracle-fair"])["oracle-fair"]
+    assert REF_MARKET in [c.versus for c in plain.comparisons]
