@@ -306,8 +306,9 @@ def cost_skill_chart(points: Sequence[tuple[str, int, float]]) -> Chart | None:
     markers = tuple(Marker(x(c), y(b), marker_path(x(c), y(b), "dot"), "model",
                            f"{name}: {money(int(round(c * MICRO)))}, forecast Brier {b:.3f}") for name, c, b in pts)
     labels = tuple(Rule(x(c), y(b), x(c), y(b), name, "count", x(c) + 9, y(b) + 4, "start") for name, c, b in pts)
-    x_ticks = tuple(Tick(x(x1 * k / 4), money(int(round(x1 * k / 4 * MICRO))), "start" if k == 0 else "middle")
-                    for k in range(5))
+    places = 2 if x1 >= 4 else 4  # cents alone would print every tick of a cheap run as "$0.00"
+    x_ticks = tuple(Tick(x(x1 * k / 4), money(int(round(x1 * k / 4 * MICRO)), places=places),
+                         "start" if k == 0 else "middle") for k in range(5))
     y_ticks = tuple(Tick(y(v), f"{v:.2f}") for v in (0.0, y1 / 4, y1 / 2, 3 * y1 / 4, y1))
     return Chart("Cost vs skill: total cost of a model's calls against its forecast Brier (lower is better)", _W, _H,
                  left, top, right, bottom, (), markers, labels, x_ticks, y_ticks, False, False)
