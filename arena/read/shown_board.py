@@ -69,6 +69,13 @@ def shown_values(values: Sequence[Any], digits: int) -> np.ndarray:
     return out
 
 
+def shown_rank_labels(values: Sequence[Any], digits: int = 3, higher_is_better: bool = False) -> tuple[str, ...]:
+    """Rank labels of rows already in order, by values as shown with `digits` decimals: "2=" for a shared rank,
+    "" for an unknown value (a list ordered by a reported column, such as the bet-size Brier)."""
+    _, labels = rank_with_ties(shown_values(values, digits), higher_is_better)
+    return tuple(label or "" for label in labels)
+
+
 def shown_ranks(frame: pd.DataFrame, rank_by: str) -> pd.DataFrame:
     """`rank` and `rank_label` recomputed on the rank key as shown: two rows whose scores print alike share a rank.
     The rows keep their order (rounding keeps it); a board without the rank key is returned as it is."""
@@ -90,4 +97,5 @@ def shown_board(frame: pd.DataFrame, rank_by: str, name_key: str | None = None) 
     return shown_ranks(merge_twins(frame, key), rank_by)
 
 
-__all__ = ["SHOWN_DIGITS", "merge_twins", "shown_board", "shown_name", "shown_ranks", "shown_values", "twin_of"]
+__all__ = ["SHOWN_DIGITS", "merge_twins", "shown_board", "shown_name", "shown_rank_labels", "shown_ranks",
+           "shown_values", "twin_of"]

@@ -20,7 +20,7 @@ from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.read.agent_standings import AgentStandings, agent_standings
-from arena.read.shown_board import shown_board, shown_name, twin_of
+from arena.read.shown_board import shown_board, shown_name, shown_rank_labels, twin_of
 from arena.read.standings import Boards, CohortBoard, records
 from arena.store.memo import Recent
 from arena.web.env import page_path
@@ -69,6 +69,7 @@ class AgentScore:
     open_positions: int
     unpriced_positions: int
     provisional: bool
+    rank_label: str = ""  # the rank as shown: "2=" where the bet-size Brier prints alike, "" where unknown
 
 
 _BOARD_COLUMNS = [
@@ -149,11 +150,8 @@ def _ranked(src: AgentStandings, agents: Sequence[tuple[int, int, str, str, str]
             unpriced_positions=book.unpriced_positions, provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
         ))
     rows.sort(key=lambda r: (src.order.get((r.cohort, r.agent), 1 << 30), r.agent))  # the scoring library's order
-    return tuple(_with_rank(r, i + 1) for i, r in enumerate(rows))
-
-
-def _with_rank(row: AgentScore, rank: int) -> AgentScore:
-    return replace(row, rank=rank)
+    labels = shown_rank_labels([r.brier for r in rows], 3)
+    return tuple(replace(r, rank=i + 1, rank_label=label) for i, (r, label) in enumerate(zip(rows, labels)))
 
 
 # Headline column → (header, registered metric): the header tooltips come from the metric registry.

@@ -18,6 +18,7 @@ from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.model_costs import model_costs
+from arena.read.shown_board import shown_rank_labels
 from arena.read.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
@@ -49,6 +50,7 @@ class OverallRow:
     provisional: bool
     agents: tuple[AgentLink, ...]  # its agents in its latest AGENT_LINKS cohorts
     href: str = ""  # the model's page (every cohort, by year)
+    rank_label: str = ""  # the place as shown: "2=" where the pooled bet-size Brier prints alike, "" where unknown
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
             provisional=n_resolved < PROVISIONAL_MIN_RESOLVED,
             agents=tuple(links[str(rec["agent"])][-AGENT_LINKS:]), href=page_path("model", str(rec["agent"])),
         ))
+    overall = [replace(r, rank_label=label) for r, label in zip(overall, shown_rank_labels([r.brier for r in overall]))]
     summaries = []
     rank_by = st.boards.rank_by if st.boards is not None else DEFAULT_RANK_BY
     boards_by_name = {b.name: b for b in (st.boards.cohorts if st.boards is not None else [])}

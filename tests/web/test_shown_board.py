@@ -10,7 +10,8 @@ import re
 
 import pandas as pd
 
-from arena.read.shown_board import merge_twins, shown_board, shown_name, shown_ranks, shown_values
+from arena.read.shown_board import (merge_twins, shown_board, shown_name, shown_rank_labels, shown_ranks,
+                                    shown_values)
 from arena.scoring.board import BOARD_COLUMNS
 from arena.web.boards import headline
 from arena.web.env import environment
@@ -62,6 +63,9 @@ def test_ties_follow_the_printed_precision_and_the_key_direction():
     # skill vs market is shown with 2 decimals and higher is better: 0.41 and 0.41 tie for first
     assert shown_ranks(frame, "bss_vs_market")["rank_label"].tolist() == ["1=", "1=", "3", None]
     assert shown_ranks(frame, "forecast_brier") is frame  # a board without the key is left as it is
+    # a list ordered by a reported column (the "bets and money" boards): places as printed, unknown unplaced
+    assert shown_rank_labels([0.1234, 0.1236, 0.2, NAN, NAN]) == ("1", "2", "3", "", "")
+    assert shown_rank_labels([0.1231, 0.1234, 0.2, NAN]) == ("1=", "1=", "3", "")
 
 
 def test_the_headline_table_shows_the_twin_once_with_the_tie_and_escapes_names():
