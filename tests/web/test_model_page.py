@@ -157,7 +157,7 @@ def test_market_index_and_each_cohorts_markets(sim_arena, site):
             text = (site / page_path("cohort", name)).read_text(encoding="utf-8")
             table = text[text.index('id="cohort-markets"'):]
             table = table[: table.index("</table>")]
-            cells = re.findall(r"<td>(yes|no)</td><td class=\"num\">(\d+)</td>", table)
+            cells = re.findall(r"<td[^>]*>(yes|no)</td><td[^>]* class=\"num\">(\d+)</td>", table)
             assert sum(1 for flag, _ in cells if flag == "yes") == len(asked) > 0
             assert sum(int(n) for _, n in cells) == bets  # every buy of the cohort, once
             # the forecast set comes first
