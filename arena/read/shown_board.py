@@ -38,9 +38,13 @@ def twin_of(value: Any) -> str:
 
 
 def shown_name(name: str, same_as: Any) -> str:
-    """"market-follower = market" for a seat equal to the reference "market (reference)"; the name alone else."""
+    """"market-follower = market" for a seat equal to the reference "market (reference)" ("always-0.5 =
+    always-0.5 (reference)" where the short name would repeat the seat's); the name alone else."""
     twin = twin_of(same_as)
-    return f"{name} = {twin.removesuffix(REFERENCE_SUFFIX)}" if twin else name
+    if not twin:
+        return name
+    short = twin.removesuffix(REFERENCE_SUFFIX)
+    return f"{name} = {short if short != name else twin}"
 
 
 def merge_twins(frame: pd.DataFrame, name_key: str) -> pd.DataFrame:

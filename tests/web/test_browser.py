@@ -33,7 +33,7 @@ from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.read.models import model_comparisons
 from arena.read.score import overall_leaderboard
-from arena.read.shown_board import shown_board
+from arena.read.shown_board import shown_board, twin_of
 from arena.read.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ModelCallRow
@@ -175,7 +175,7 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
     for row, rec in zip(head, overall):
         assert row[0] == (rec["rank_label"] or "—")
         assert row[1].startswith(rec["model"])
-        assert ("reference" in row[1]) == (rec["kind"] == "reference")
+        assert ("reference" in row[1]) == (rec["kind"] == "reference" or bool(twin_of(rec.get("same_as"))))  # twins too
         assert row[2].split(" ")[0] == ("—" if rec["forecast_brier"] != rec["forecast_brier"]
                                         else f"{rec['forecast_brier']:.3f}")
 
