@@ -395,7 +395,8 @@ def _kinds(out: Path) -> dict[str, str]:
 
 
 def _inside(cell: dict, left: float, right: float) -> bool:
-    return cell["shown"] and cell["left"] >= left - 0.5 and cell["right"] <= right + 0.5 and cell["right"] > cell["left"]
+    return (cell["shown"] and cell["left"] >= left - 0.5 and cell["right"] <= right + 0.5
+            and cell["right"] > cell["left"])
 
 
 def _classes(cell: dict) -> list[str]:
@@ -553,13 +554,14 @@ PHONE = """(() => {
   const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
   const charts = Array.from(document.querySelectorAll("figure.chart svg")).map((svg) => {
     const s = rect(svg);
-    const texts = Array.from(svg.querySelectorAll("text")).map((t) => ({text: t.textContent, cls: t.getAttribute("class"),
-      r: rect(t)}));
+    const texts = Array.from(svg.querySelectorAll("text")).map((t) => ({text: t.textContent,
+      cls: t.getAttribute("class"), r: rect(t)}));
     const out = texts.filter((t) => t.r.left < s.left - 0.5 || t.r.right > s.right + 0.5 || t.r.top < s.top - 0.5
                                     || t.r.bottom > s.bottom + 0.5).map((t) => t.text);
     const labels = texts.filter((t) => t.cls === "tick" || t.cls === "axis-title");
     const overlaps = [];
-    labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => { if (hit(a.r, b.r)) overlaps.push([a.text, b.text]); }));
+    labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => {
+      if (hit(a.r, b.r)) { overlaps.push([a.text, b.text]); } }));
     return {label: svg.getAttribute("aria-label"), figure: svg.closest("figure").className, outside: out,
             overlaps: overlaps, ticks: labels.filter((t) => t.cls === "tick").map((t) => t.text),
             titles: labels.filter((t) => t.cls === "axis-title").map((t) => t.text),
