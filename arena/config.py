@@ -26,6 +26,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainValidat
                       StrictStr, ValidationError, ValidationInfo, model_validator)
 from pydantic_core import PydanticCustomError
 
+from arena.domain.forecast_set import DEFAULT_BAND, DEFAULT_MAX_PER_EVENT, ForecastSetRules
 from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS, CohortRules
 from arena.domain.universe import DEFAULT_EXCLUDED_KEYWORDS, UniverseRules
 from arena.errors import ConfigError
@@ -163,6 +164,24 @@ def _trigger(value: Any) -> str | Mapping[str, int] | None:
     raise _bad(f"must be a crontab string or an interval table like {{ minutes = 15 }}, got {value!r}")
 
 
+def _band(value: Any) -> tuple[Decimal, Decimal]:
+    """The forecast band: two numbers [lo, hi] with 0 < lo < hi < 1 (`domain.forecast_set.band_problem`)."""
+    from arena.domain.forecast_set import band_problem
+
+    if isinstance(value, tuple) and all(isinstance(x, Decimal) for x in value):
+        items: list[Any] = list(value)
+    elif (isinstance(value, list) and len(value) == 2
+          and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)):
+        items = [Decimal(str(x)) for x in value]
+    else:
+        raise _bad(f"must be two numbers [lo, hi] with 0 < lo < hi < 1, like [0.05, 0.95], got {value!r}")
+    try:
+        band_problem(items)
+    except (ValueError, ArithmeticError) as exc:
+        raise _bad(f"{exc} — set two numbers 0 < lo < hi < 1, like [0.05, 0.95]") from None
+    return items[0], items[1]
+
+
 def _board_rank(value: str) -> str:
     from arena.scoring.board import RANK_CHOICES  # pure scoring; imported here so reading a config stays cheap
 
@@ -246,6 +265,7 @@ def _params(value: Any, info: ValidationInfo) -> Mapping[str, Any]:
 
 Number = Annotated[StrictFloat, AfterValidator(_not_nan)]
 USD = Annotated[Money, PlainValidator(_money)]
+Band = Annotated[tuple[Decimal, Decimal], PlainValidator(_band)]
 Count = StrictInt  # bounds are given per field, so the error says them
 Strings = tuple[StrictStr, ...]
 Trigger = Annotated[str | Mapping[str, int] | None, PlainValidator(_trigger)]
@@ -296,6 +316,10 @@ class CohortConfig(_Model):
     universe_size: Annotated[Count, Field(ge=1)] = 100  # markets in a cohort's universe (top N by `rank_by`)
     rank_by: Literal[RANK_BY] = "volume_24h"  # type: ignore[valid-type]
     horizon_days: Annotated[Count, Field(ge=1)] = 60  # markets closing later than this are left out
+    # the forecast set (`domain.forecast_set`, band-v1): YES price at decision time in this band, at most this many
+    # markets of one event besides the complete groups
+    forecast_band: Band = DEFAULT_BAND
+    forecast_max_per_event: Annotated[Count, Field(ge=0)] = DEFAULT_MAX_PER_EVENT
     prompt_markets: Annotated[Count, Field(ge=1)] = 100  # at most this many markets listed in a prompt
     prompt_version: Literal[PROMPT_VERSIONS] = DEFAULT_PROMPT_VERSION  # type: ignore[valid-type]
     exclude_keywords: Strings = DEFAULT_EXCLUDED_KEYWORDS
@@ -315,7 +339,9 @@ class CohortConfig(_Model):
         """The betting rules frozen into a cohort when it starts."""
         return CohortRules(starting_cash=self.starting_cash, max_bet_fraction=self.max_bet_fraction,
                            min_bet=self.min_bet, max_actions=self.max_actions, decision_weeks=self.decision_weeks,
-                           prompt_version=self.prompt_version)
+                           prompt_version=self.prompt_version,
+                           forecast=ForecastSetRules(band=self.forecast_band, max_per_event=self.forecast_max_per_event,
+                                                     horizon_days=self.horizon_days))
 
     def universe_rules(self) -> UniverseRules:
         return UniverseRules(top_n=self.universe_size, rank_by=self.rank_by, horizon_days=self.horizon_days,
@@ -737,7 +763,12 @@ newest_cohorts = 5           # agents decide in each of the newest K open cohort
 forecast_set_size = 20       # markets every agent must give P(YES) for in each round
 universe_size = 100          # markets in a cohort's universe: the top N by `rank_by`
 rank_by = "volume_24h"       # "volume_24h", "liquidity" or "volume" (lifetime volume favours long-dated markets)
-horizon_days = 60            # leave out markets that close later than this
+horizon_days = 60            # leave out markets that close later than this (also the forecast set's horizon)
+# The forecast set every seat must answer (new cohorts; a cohort keeps the rule it started with): markets whose YES
+# price at decision time lies in forecast_band (both ends included; 0 < lo < hi < 1), most traded first where
+# the venue reports volume, else a seeded shuffle; when too few are in band, the nearest fill it (flagged).
+forecast_band = [0.05, 0.95]
+forecast_max_per_event = 2   # at most this many markets of one event, besides the complete groups (≥ 0)
 prompt_markets = 100         # at most this many markets in a prompt (the forecast set and holdings always shown)
 prompt_version = "decision-v2"   # the decision prompt new cohorts are frozen with ("decision-v1" is the old one)
 # exclude_keywords = ["manifold", "mana ", "this market", "this question"]

@@ -12,6 +12,7 @@ import pytest
 
 from arena.config import (BASELINE_KINDS, KNOWN_JOBS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
                           default_config, example_config_text, load_config, parse_config)
+from arena.domain.forecast_set import BAND_SELECTION, LEGACY_SELECTION, ForecastSetRules
 from arena.domain.sizing import CohortRules
 from arena.errors import ConfigError
 from arena.money import Money
@@ -59,6 +60,8 @@ newest_cohorts = 2
 forecast_set_size = 10
 universe_size = 50
 horizon_days = 30
+forecast_band = [0.1, 0.9]
+forecast_max_per_event = 3
 rank_by = "liquidity"
 prompt_markets = 40
 exclude_categories = ["sports"]
@@ -79,7 +82,8 @@ name = "rnd"
 kind = "random"
 params = { seed = 7, max_bets = 2 }
 ''', "t.toml")
-    assert cfg.cohort.rules() == CohortRules(Money.of("5000.50"), Decimal("0.2"), Money.of(25), 20, 3)
+    assert cfg.cohort.rules() == CohortRules(Money.of("5000.50"), Decimal("0.2"), Money.of(25), 20, 3, forecast=(
+        ForecastSetRules(band=(Decimal("0.1"), Decimal("0.9")), max_per_event=3, horizon_days=30)))
     assert cfg.cohort.universe_rules().top_n == 50 and cfg.cohort.universe_rules().rank_by == "liquidity"
     assert cfg.cohort.universe_rules().exclude_categories == ("sports",)
     assert [a.name for a in cfg.lineup] == ["local", "rnd"]
@@ -248,6 +252,38 @@ def test_config_values_are_frozen():
 def test_unknown_agent_name():
     with pytest.raises(ConfigError, match="no agent named"):
         default_config().agent("nobody")
+
+
+def test_new_cohorts_are_frozen_with_the_band_rule_old_ones_keep_volume():
+    rules = default_config().cohort.rules()
+    assert rules.forecast.selection == BAND_SELECTION
+    assert rules.forecast.band == (Decimal("0.05"), Decimal("0.95")) and rules.forecast.max_per_event == 2
+    assert rules.forecast.horizon_days == default_config().cohort.horizon_days
+    assert CohortRules.from_json(rules.to_json()) == rules
+    stored = rules.to_json()
+    for key in ("forecast_selection", "forecast_band", "forecast_max_per_event", "forecast_horizon_days"):
+        del stored[key]  # rules stored before the band rule existed: the cohort ran (and keeps) volume-v1
+    assert CohortRules.from_json(stored).forecast.selection == LEGACY_SELECTION
+    narrow = parse_config("[cohort]\nforecast_band = [0.2, 0.8]\nforecast_max_per_event = 0\n").cohort.rules()
+    assert narrow.forecast.band == (Decimal("0.2"), Decimal("0.8")) and narrow.forecast.max_per_event == 0
+
+
+@pytest.mark.parametrize("value, words", [
+    ("[0.95, 0.05]", "inverted"), ("[0.5, 0.5]", "inverted"), ("[0, 0.9]", "inside (0, 1)"),
+    ("[0.1, 1]", "inside (0, 1)"), ("[-0.1, 0.5]", "inside (0, 1)"), ("[0.1]", "two numbers"),
+    ("[0.1, 0.5, 0.9]", "two numbers"), ('"0.05-0.95"', "two numbers"), ("[true, 0.5]", "two numbers"),
+])
+def test_a_bad_forecast_band_names_the_key_and_the_fix(value, words):
+    with pytest.raises(ConfigError) as err:
+        parse_config(f"[cohort]\nforecast_band = {value}\n", "t.toml")
+    msg = str(err.value)
+    assert msg.startswith("t.toml: [cohort] forecast_band: ") and words in msg and "\n" not in msg
+    assert "0 < lo < hi < 1" in msg
+
+
+def test_a_negative_per_event_cap_is_refused():
+    with pytest.raises(ConfigError, match=r"\[cohort\] forecast_max_per_event: must be an integer ≥ 0, got -1"):
+        parse_config("[cohort]\nforecast_max_per_event = -1\n", "t.toml")
 
 
 def test_prompt_version_is_frozen_into_new_cohorts_rules():

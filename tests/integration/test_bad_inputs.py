@@ -151,6 +151,17 @@ CASES = [
          files=config('[cohort]\ndecision_weeks = "five"\n')),
     case("config-zero-weeks", "round --config {tmp}/arena-test.toml --db {db}", "decision_weeks: must be an integer",
          files=config("[cohort]\ndecision_weeks = 0\n")),
+    # -- the forecast set's band and per-event cap (issue 26 item 5) --------------------------------------------------
+    case("config-band-inverted", "cohort start --config {tmp}/arena-test.toml --db {db}",
+         "forecast_band: the forecast band is inverted", files=config("[cohort]\nforecast_band = [0.95, 0.05]\n")),
+    case("config-band-outside", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-11-02 "
+         "--until 2025-11-09 {tmp}/r.jsonl", "forecast_band: the forecast band must lie inside (0, 1)",
+         files={**config("[cohort]\nforecast_band = [0.05, 1.0]\n"), "r.jsonl": REPLAY_LINE}),
+    case("config-band-one-number", "round --config {tmp}/arena-test.toml --db {db}",
+         "forecast_band: must be two numbers [lo, hi]", files=config("[cohort]\nforecast_band = [0.05]\n")),
+    case("config-negative-event-cap", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-11-02 "
+         "--until 2025-11-09 {tmp}/r.jsonl", "forecast_max_per_event: must be an integer ≥ 0, got -1",
+         files={**config("[cohort]\nforecast_max_per_event = -1\n"), "r.jsonl": REPLAY_LINE}),
     case("config-missing", "round --config {tmp}/nope.toml --db {db}", "no such configuration file"),
     case("config-not-toml", "round --config {tmp}/arena-test.toml --db {db}", "not valid TOML",
          files=config("[cohort\nx = \n")),
