@@ -4,7 +4,8 @@ Fetching and parsing happen first and write nothing; one bad market is skipped (
 tradable) or failed (malformed), with the reason and an excerpt of its payload stored, and never stops the
 sync. Then everything that parsed is written in one transaction with the run's counts, so a sync over bad
 payloads writes nothing partial. Markets the agents hold are always refreshed, even after they leave the
-universe, so they are marked and settled.
+universe, so they are marked and settled; so is every market of a forecast set until it resolves, held or not,
+so that its questions are scored.
 
 A Polymarket payload whose fingerprint (`venues.fingerprint`) is the one stored with its market is not parsed
 when parsing it could change nothing: the market is open and still before its end date, and its quote would
@@ -38,7 +39,7 @@ from arena.errors import ArenaError, ParseError
 from arena.usecases import ingest
 from arena.store import repo
 from arena.store.engine import session_scope
-from arena.store.tables import FillRow, MarketRow, SyncErrorRow, SyncRunRow
+from arena.store.tables import FillRow, ForecastQuestionRow, MarketRow, SyncErrorRow, SyncRunRow
 from arena.venues import UnsupportedMarket
 from arena.venues.fingerprint import gamma_fingerprint, gamma_volatile
 from arena.venues.listing import Listed, decoded
@@ -120,12 +121,17 @@ REWATCH = timedelta(days=30)
 def held_market_ids(engine: Engine, venue: str, now: datetime | None = None,
                     rewatch: timedelta = REWATCH) -> dict[str, str]:
     """arena id → native id of the venue's markets to refresh whatever the universe says: those in which
-    some agent still holds shares, and those settled within `rewatch` of `now` — a venue may un-resolve or
-    re-resolve a market after it settled, and only a refresh can notice."""
+    some agent still holds shares, every market of a forecast set (`forecast_questions`) not yet resolved —
+    its questions are scored on the resolution whether or not anyone holds it — and those settled within
+    `rewatch` of `now` — a venue may un-resolve or re-resolve a market after it settled, and only a refresh
+    can notice."""
     with session_scope(engine) as s:
         held = (select(FillRow.market_id).group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
                 .having(func.sum(FillRow.shares) > 0))
         ids = set(s.scalars(held))
+        asked = (select(ForecastQuestionRow.market_id).join(MarketRow, MarketRow.id == ForecastQuestionRow.market_id)
+                 .where(MarketRow.venue == venue, MarketRow.status != MarketStatus.RESOLVED.value).distinct())
+        ids |= set(s.scalars(asked))
         if now is not None:
             settled = select(FillRow.market_id).where(
                 FillRow.kind.in_(("settle", "refund", "reversal")),  # type: ignore[attr-defined]
