@@ -54,7 +54,8 @@ class SyncReport:
     skipped: int = 0
     failed: int = 0
     filtered: int = 0  # well-formed and tradable, but outside the universe rules
-    held_refreshed: int = 0
+    held_refreshed: int = 0  # re-read by id: held (or recently settled) markets, and unlisted forecast-set ones
+    followed_refreshed: int = 0  # forecast-set markets the listing gave but the universe rules left out
     markets_changed: int = 0
     snapshots_added: int = 0
     resolutions_recorded: int = 0
@@ -64,7 +65,8 @@ class SyncReport:
 
     def line(self) -> str:
         return (f"{self.venue}: ok {self.ok}, skipped {self.skipped}, failed {self.failed}, "
-                f"filtered {self.filtered}, held refreshed {self.held_refreshed}; "
+                f"filtered {self.filtered}, held refreshed {self.held_refreshed}"
+                + (f", followed {self.followed_refreshed}" if self.followed_refreshed else "") + "; "
                 f"{self.markets_changed} markets changed, {self.snapshots_added} snapshots, "
                 f"{self.resolutions_recorded} resolution changes")
 
@@ -121,17 +123,12 @@ REWATCH = timedelta(days=30)
 def held_market_ids(engine: Engine, venue: str, now: datetime | None = None,
                     rewatch: timedelta = REWATCH) -> dict[str, str]:
     """arena id → native id of the venue's markets to refresh whatever the universe says: those in which
-    some agent still holds shares, every market of a forecast set (`forecast_questions`) not yet resolved —
-    its questions are scored on the resolution whether or not anyone holds it — and those settled within
-    `rewatch` of `now` — a venue may un-resolve or re-resolve a market after it settled, and only a refresh
-    can notice."""
+    some agent still holds shares, and those settled within `rewatch` of `now` — a venue may un-resolve or
+    re-resolve a market after it settled, and only a refresh can notice."""
     with session_scope(engine) as s:
         held = (select(FillRow.market_id).group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
                 .having(func.sum(FillRow.shares) > 0))
         ids = set(s.scalars(held))
-        asked = (select(ForecastQuestionRow.market_id).join(MarketRow, MarketRow.id == ForecastQuestionRow.market_id)
-                 .where(MarketRow.venue == venue, MarketRow.status != MarketStatus.RESOLVED.value).distinct())
-        ids |= set(s.scalars(asked))
         if now is not None:
             settled = select(FillRow.market_id).where(
                 FillRow.kind.in_(("settle", "refund", "reversal")),  # type: ignore[attr-defined]
@@ -142,6 +139,37 @@ def held_market_ids(engine: Engine, venue: str, now: datetime | None = None,
         rows = s.execute(select(MarketRow.id, MarketRow.native_id)
                          .where(MarketRow.venue == venue, MarketRow.id.in_(sorted(ids)))).all()  # type: ignore[attr-defined]
     return {mid: native for mid, native in rows}
+
+
+def followed_market_ids(engine: Engine, venue: str) -> dict[str, str]:
+    """arena id → native id of the venue's forecast-set markets (`forecast_questions`) not yet resolved: their
+    questions are scored on the resolution, so sync follows them until it comes, whether or not anyone holds
+    them or the universe still lists them."""
+    with session_scope(engine) as s:
+        rows = s.execute(select(MarketRow.id, MarketRow.native_id)
+                         .where(MarketRow.venue == venue, MarketRow.status != MarketStatus.RESOLVED.value,
+                                MarketRow.id.in_(select(ForecastQuestionRow.market_id)))  # type: ignore[attr-defined]
+                         .order_by(MarketRow.id)).all()
+    return {mid: native for mid, native in rows}
+
+
+def _to_refresh(engine: Engine, venue: str, now: datetime, batch: _Batch, report: SyncReport,
+                listed: dict[str, Any], seen: set[str], take: Callable[[Any], None]) -> dict[str, str]:
+    """What the sync re-reads by id: the held markets (`held_market_ids`) and the followed ones
+    (`followed_market_ids`) it has not already got. A followed market the listing parsed but the universe rules
+    left out is taken from the listing (`take`); one the listing showed but could not use (malformed, not
+    tradable) is not re-read — its payload was this sync's; the rest are re-read by id."""
+    refresh = {mid: native for mid, native in held_market_ids(engine, venue, now).items() if not batch.has(mid)}
+    for mid, native in followed_market_ids(engine, venue).items():
+        if mid in refresh or batch.has(mid):
+            continue
+        vm = listed.get(mid)
+        if vm is not None and vm.tradable:
+            take(vm)
+            report.followed_refreshed += 1
+        elif mid not in seen:
+            refresh[mid] = native
+    return refresh
 
 
 def _parse_one(batch: _Batch, raw: Any, parse: Callable[[Any], Any], report: SyncReport) -> Any | None:
@@ -375,9 +403,20 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
                 if vm.market.id in listed_fp:
                     batch.payload_hashes[vm.market.id] = listed_fp[vm.market.id]
             report.ok += 1
-        for mid, native in sorted(held_market_ids(engine, "polymarket", now).items()):
-            if batch.has(mid):
-                continue
+        def take_listed(vm: Any) -> None:
+            if isinstance(vm, _Unchanged):
+                batch.keep(vm)
+                return
+            batch.take(vm, _pm_extra(vm))
+            if vm.market.id in listed_fp:
+                batch.payload_hashes[vm.market.id] = listed_fp[vm.market.id]
+
+        listed = {vm.market.id: vm for vm in parsed}
+        seen = {m for m in mids if m} if reuse_unchanged else {
+            market_id(n) for r in reads if isinstance(row := r.entry.row(), dict)
+            and (n := _gamma_native_id(row.get("id"))) is not None}
+        refresh = _to_refresh(engine, "polymarket", now, batch, report, listed, seen, take_listed)
+        for mid, native in sorted(refresh.items()):
             try:
                 vm = client.market_for_settlement(native)
             except ParseError as exc:
@@ -397,7 +436,7 @@ def sync_manifold(engine: Engine, client: Any, clock: Clock, rules: UniverseRule
                   candidates: int = 500) -> SyncReport:
     """Manifold's most active open binary and multiple-choice markets through the universe rules (multiple
     choice re-read in full for its answers), plus every held market re-read by id."""
-    from arena.venues.manifold_parse import parse_manifold_market
+    from arena.venues.manifold_parse import market_id, parse_manifold_market
 
     rules = rules or UniverseRules()
 
@@ -417,9 +456,10 @@ def sync_manifold(engine: Engine, client: Any, clock: Clock, rules: UniverseRule
         for vm in _select(batch, report, parsed, now, rules):
             batch.take(vm, {"outcome_type": getattr(vm, "outcome_type", "")})
             report.ok += 1
-        for mid, native in sorted(held_market_ids(engine, "manifold", now).items()):
-            if batch.has(mid):
-                continue
+        seen = {market_id(r["id"]) for r in rows[:candidates] if isinstance(r, dict) and isinstance(r.get("id"), str)}
+        listed = {vm.market.id: vm for vm in parsed}
+        take = lambda vm: batch.take(vm, {"outcome_type": getattr(vm, "outcome_type", "")})  # noqa: E731
+        for mid, native in sorted(_to_refresh(engine, "manifold", now, batch, report, listed, seen, take).items()):
             raw = client.get_market(native)
             vm = _parse_one(batch, raw, lambda r: parse_manifold_market(r, fetched_at=now), report)
             if vm is not None:
@@ -453,9 +493,8 @@ def sync_replay(engine: Engine, venue: Any, clock: Clock, rules: UniverseRules |
         for v in _select(batch, report, views, now, rules):
             batch.take(v)
             report.ok += 1
-        for mid in sorted(held_market_ids(engine, "replay", now)):
-            if batch.has(mid):
-                continue
+        listed = {v.market.id: v for v in views}
+        for mid in sorted(_to_refresh(engine, "replay", now, batch, report, listed, set(listed), batch.take)):
             m = venue.market_at(mid, now)
             if m is None:
                 continue

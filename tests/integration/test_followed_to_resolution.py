@@ -18,7 +18,7 @@ from arena.store.engine import make_engine, session_scope
 from arena.store.tables import FillRow, ForecastQuestionRow, ResolutionRow
 from arena.usecases import ingest
 from arena.usecases.cohorts import LineupEntry, start_cohort
-from arena.usecases.sync import held_market_ids
+from arena.usecases.sync import followed_market_ids
 
 CONFIG = """baselines = false
 [cohort]
@@ -90,6 +90,6 @@ def test_sync_follows_unresolved_forecast_set_markets_of_its_venue_only(engine):
         s.add_all(ForecastQuestionRow(cohort_id=cohort.id, round_key="w1", market_id=mid, position=i, price_ppm=500_000,
                                       in_band=True, as_of=t0)
                   for i, mid in enumerate(("manifold:open", "manifold:done", "polymarket:other")))
-    # asked and open: followed; asked and resolved: not (until a fill or the rewatch window says so); not asked: not
-    assert held_market_ids(engine, "manifold") == {"manifold:open": "open"}
-    assert held_market_ids(engine, "polymarket") == {"polymarket:other": "other"}
+    # asked and open: followed; asked and resolved, or never asked: not
+    assert followed_market_ids(engine, "manifold") == {"manifold:open": "open"}
+    assert followed_market_ids(engine, "polymarket") == {"polymarket:other": "other"}

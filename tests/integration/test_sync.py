@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlmodel import Session
 
+from arena.agents.baselines import AlwaysHalf
 from arena.clock import FixedClock
 from arena.domain.decision import Bet, Decision
 from arena.domain.market import NO, YES
@@ -149,6 +150,35 @@ def _hold_position_in(engine, market_id: str, outcome: str, clock) -> None:
 
     (out,) = decide.run_round(engine, cohort, {"alice": Once()}, "r1", clock.now())
     assert out.status == "executed", out
+
+
+def test_an_unheld_forecast_set_market_is_followed_by_id_until_it_resolves(engine):
+    venue = Venue()
+    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
+    open_version = copy.deepcopy(resolved)
+    open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
+                        umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
+                        acceptingOrders=True, enableOrderBook=True)
+    open_version.pop("closedTime", None)
+    venue.listing = [open_version]
+    clock = FixedClock(NOW)
+    mid = f"polymarket:{resolved['id']}"
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).ok == 1
+    with session_scope(engine) as s:
+        cohort, _ = start_cohort(s, clock.now(), CohortRules(), [LineupEntry("half")], clock.now())
+    (out,) = decide.run_round(engine, cohort, {"half": AlwaysHalf("half")}, "r1", clock.now(), forecast_k=5)
+    assert out.status == "hold", out  # forecasts stated, no bet
+    assert count(engine, FillRow) == 0 and sync.followed_market_ids(engine, "polymarket") == {mid: resolved["id"]}
+
+    # it resolves and leaves the open listing; nobody holds it, yet it is re-read by id and its resolution kept
+    venue.listing = []
+    venue.by_id[resolved["id"]] = resolved
+    clock.advance(timedelta(days=30))
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock)
+    assert report.status == "ok" and report.held_refreshed == 1 and report.resolutions_recorded == 1
+    assert sync.followed_market_ids(engine, "polymarket") == {}
+    clock.advance(timedelta(hours=1))
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).held_refreshed == 0  # followed no more
 
 
 def test_held_market_is_refreshed_after_leaving_the_universe_then_settled_and_re_settled(engine):
