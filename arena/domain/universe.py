@@ -3,6 +3,7 @@ horizon (so capital is not locked for years), without excluded categories or key
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -77,12 +78,15 @@ class _Exclusions:
 
 
 def select(markets: Iterable[L], now: datetime, rules: UniverseRules) -> list[L]:
-    """The top N markets open at `now` that close within the horizon and are not excluded, best ranked first
-    (ties by id, so the choice is deterministic). A market without a close date is outside any horizon."""
+    """The top N markets open at `now` that close within the horizon and are not excluded, best ranked first;
+    equal ranks — every market of a venue that reports no volume, like the replay file — in a deterministic
+    shuffle (SHA-256 of the id), not by id: ids sort by creation or by name, and the lowest would fill the
+    universe (and the forecast sets chosen from it) with one corner of the venue. The same markets tie the same
+    way on every sync. A market without a close date is outside any horizon."""
     limit = now + timedelta(days=rules.horizon_days)
     excluded_by = _Exclusions(rules)
     eligible = [m for m in markets
                 if m.is_open_at(now) and m.close_time is not None and m.close_time <= limit
                 and not excluded_by(m)]
-    eligible.sort(key=lambda m: (-(getattr(m, rules.rank_by) or 0.0), m.id))
+    eligible.sort(key=lambda m: (-(getattr(m, rules.rank_by) or 0.0), hashlib.sha256(m.id.encode()).digest()))
     return eligible[: rules.top_n]

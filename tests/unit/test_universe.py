@@ -44,3 +44,19 @@ def test_exclusions_name_the_keyword_or_category():
     assert excluded(m, UniverseRules()) == "keyword 'this market'"
     assert excluded(m, UniverseRules(exclude_keywords=(), exclude_categories=("SPORTS",))) == "category 'Sports'"
     assert excluded(m, UniverseRules(exclude_keywords=())) == ""
+
+
+def test_without_volume_the_top_n_is_a_fixed_shuffle_not_the_lowest_ids():
+    # a venue that reports no volume (the replay file): every rank ties
+    ms = [Market(id=f"replay:{i:03d}", venue="replay", question="Rain?", close_time=NOW + timedelta(days=5))
+          for i in range(200)]
+    rules = UniverseRules(top_n=20, exclude_keywords=())
+    chosen = [m.id for m in select(ms, NOW, rules)]
+    assert len(chosen) == 20 and chosen != [m.id for m in ms[:20]]
+    ids = sorted(int(c.split(":")[1]) for c in chosen)
+    assert ids[-1] >= 100  # drawn from the whole range, not its lowest corner
+    assert [m.id for m in select(list(reversed(ms)), NOW, rules)] == chosen  # the same on every sync, any order
+    # a reported volume still ranks first
+    traded = [*ms, Market(id="replay:999", venue="replay", question="Rain?", close_time=NOW + timedelta(days=5),
+                          volume_24h=1.0)]
+    assert select(traded, NOW, rules)[0].id == "replay:999"
