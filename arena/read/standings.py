@@ -8,6 +8,10 @@ would have shown.
 
 Tracks: every agent row carries its lineup `track` — "model" (answers from the prompt alone) or "agent" (may call
 tools) — and `standings(..., track=...)` ranks one track alone (the references stay on every board).
+
+Headroom: each cohort carries its forecast sets' headroom (`scoring.headroom`, read by `read.headroom`): the
+market's and always-0.5's Brier on them, the share of their questions in band, and the smallest Brier
+difference between two seats they can detect at their size.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import math
 from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -31,6 +36,8 @@ from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, c
 from arena.scoring.stats import DEFAULT_N_BOOT
 from arena.cache.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
 from arena.cache.frame_cache import cohort_frames
+from arena.read.headroom import cohort_headroom
+from arena.scoring.headroom import Headroom
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
 
@@ -68,6 +75,8 @@ class Boards:
     cohorts: list[CohortBoard] = field(default_factory=list)
     overall: pd.DataFrame = field(default_factory=pd.DataFrame)  # scoring.board.OVERALL_COLUMNS, best first
     track: str | None = None  # the one track ranked ("model" or "agent"); None: every seat
+    # cohort name → the headroom of its forecast sets (`scoring.headroom`), from every seat whatever `track` says
+    headroom: Mapping[str, Headroom] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1024)
@@ -108,6 +117,7 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         kinds = {name: _kind(kind) for name, kind, _, _ in agents}
     frames = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of, cache=cache)
     forecasts, bets, ports = frames.forecasts, frames.bets, frames.portfolios
+    room = cohort_headroom(engine, as_of, [(c[0], c[1]) for c in cohorts], frames.forecasts)
     cohort_name = {c[0]: c[1] for c in cohorts}
     seat_track = {(cohort_name[cid], name): _track_of_text(config) for name, _, config, cid in agents}
     if track is not None:
@@ -153,7 +163,7 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     # A name that ran in both tracks (its lineup changed between cohorts) says so rather than picking one.
     overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None)
                                     for m in overall.get("model", pd.Series(dtype=object))])
-    return Boards(as_of, rank_by, boards, overall, track)
+    return Boards(as_of, rank_by, boards, overall, track, room)
 
 
 def _with_track(rows: pd.DataFrame, tracks: list[str | None]) -> pd.DataFrame:
@@ -209,15 +219,23 @@ def _cohort_rows(board: CohortBoard) -> list[dict[str, Any]]:
     return _JSON_ROWS.get_or_make(board.key, make) if board.key else make()
 
 
+def _headroom_json(room: Headroom | None) -> dict[str, Any] | None:
+    """A cohort's headroom as JSON (`scoring.headroom.HEADROOM_FIELDS`; null where nothing was computed)."""
+    return None if room is None else {k: _json_value(k, v) for k, v in room.to_json().items()}
+
+
 def boards_json(boards: Boards) -> dict[str, Any]:
-    """The boards as plain JSON: {"as_of", "rank_by", "cohorts": [{"name", "status", "rows": [...]}],
-    "overall": [...]}. Each row has the JSON_FIELDS (overall rows: "model" for "agent", plus n_cohorts); a
+    """The boards as plain JSON: {"as_of", "rank_by", "cohorts": [{"name", "status", "rows": [...],
+    "headroom": {...}}], "overall": [...]}. Each row has the JSON_FIELDS (overall rows: "model" for "agent", plus n_cohorts); a
     missing value is null, never 0. `track` is "model" or "agent" (null for the reference rows; "agent+model"
-    on the overall board for a name that ran in both)."""
+    on the overall board for a name that ran in both). A cohort's "headroom" (`scoring.headroom`) has
+    market_brier, half_brier, in_band_share, min_detectable_difference, filled_share, n_questions, n_markets,
+    n_resolved, paired_sd and sd_basis."""
     return {
         "as_of": boards.as_of.isoformat(),
         "rank_by": boards.rank_by,
-        "cohorts": [{"name": c.name, "status": c.status, "rows": _cohort_rows(c)} for c in boards.cohorts],
+        "cohorts": [{"name": c.name, "status": c.status, "rows": _cohort_rows(c),
+                     "headroom": _headroom_json(boards.headroom.get(c.name))} for c in boards.cohorts],
         "overall": _rows(boards.overall, "model") if len(boards.overall) else [],
     }
 

@@ -48,13 +48,14 @@ def model_api_path(name: str) -> str:
 
 
 def cohort_json(page: CohortPage, doc: Mapping[str, Any]) -> str:
-    """/api/cohorts/<slug>.json: the cohort's headline board as /api/leaderboard.json has it, each agent's skill vs
-    luck (micro-USD) and its ablation pairs — the cohort page's numbers."""
+    """/api/cohorts/<slug>.json: the cohort's headline board and its forecast sets' headroom as
+    /api/leaderboard.json has them, each agent's skill vs luck (micro-USD) and its ablation pairs — the cohort
+    page's numbers."""
     name = page.cohort.name
     board = next((c for c in doc["cohorts"] if c["name"] == name), {"status": page.cohort.status, "rows": []})
     return dumps({
         "as_of": doc["as_of"], "rank_by": doc["rank_by"], "cohort": name, "status": board["status"],
-        "rows": board["rows"],
+        "rows": board["rows"], "headroom": board.get("headroom"),
         "skill_luck": [{"agent": agent, **{f: getattr(d, f) for f in SKILL_LUCK_FIELDS}, "luck": d.luck}
                        for agent, _, d in page.skill_luck],
         "ablations": [asdict(a) for a in page.ablations],
@@ -63,8 +64,8 @@ def cohort_json(page: CohortPage, doc: Mapping[str, Any]) -> str:
 
 def model_json(page: Any, doc: Mapping[str, Any]) -> str:
     """/api/models/<slug>.json: the model's overall row and its row of each cohort's board (as
-    /api/leaderboard.json has them), and its meta-analyses against every other forecaster — the model page's
-    numbers."""
+    /api/leaderboard.json has them), its meta-analyses against every other forecaster and its projection (how
+    many markets and more weeks a Brier difference against the market needs) — the model page's numbers."""
     name = page.name
     return dumps({
         "as_of": doc["as_of"], "rank_by": doc["rank_by"], "model": name,
@@ -73,6 +74,7 @@ def model_json(page: Any, doc: Mapping[str, Any]) -> str:
                     for c in doc["cohorts"] for r in c["rows"] if r["agent"] == name],
         "comparisons": [asdict(c) for c in page.comparisons],
         "cost": {**asdict(page.cost), "per_resolved_forecast_micros": page.cost.per_resolved_forecast_micros},
+        "projection": asdict(page.projection) if getattr(page, "projection", None) is not None else None,
     })
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
+from arena.scoring.headroom import Headroom
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.ablation import PairComparison, compare_pairs
 from arena.read.standings import Boards
@@ -44,6 +45,7 @@ class CohortPage:
     ablations: tuple[AblationRow, ...] = ()  # the cohort's variant_of pairs (same numbers as its statistics page)
     statistics_href: str = ""
     markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
+    headroom: Headroom | None = None  # of its forecast sets (`scoring.headroom`), as the boards computed it
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,6 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             decisions=tuple(sorted(decisions.get(cid, []))), equity=chart, provisional_min=PROVISIONAL_MIN_RESOLVED,
             skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
             ablations=ablation_rows.get(name, ()), statistics_href=page_path("statistics", name),
-            markets=markets.get(cid, ()),
+            markets=markets.get(cid, ()), headroom=boards.headroom.get(name),
         )
     return out

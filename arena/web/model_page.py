@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
+from arena.read.headroom import ModelProjection, model_projections
 from arena.read.model_costs import Cost, model_costs
 from arena.read.models import ModelComparison, model_comparisons
 from arena.read.standings import CohortBoard
@@ -84,6 +85,8 @@ class ModelPage:
     cost: Cost
     provisional_min: int
     provisional_rule: str
+    # how many more weeks a Brier difference against the market needs to show (`read.headroom`)
+    projection: ModelProjection | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,7 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     twin_of = {r.name: r.same_as for r in every if r.same_as}
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
+    projections = model_projections(engine, as_of, sorted(seats))
     by_name = _boards(st)
     out = {}
     for name, items in seats.items():
@@ -239,7 +243,8 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
             n_cohorts=len(items), years=year_links(name, items), comparisons=table, forests=tuple(forests),
             equity=_equity(title, st, recent), cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens,
                                                          cost.cost_micros, resolved),
-            provisional_min=PROVISIONAL_MIN_RESOLVED, provisional_rule=PROVISIONAL_RULE)
+            provisional_min=PROVISIONAL_MIN_RESOLVED, provisional_rule=PROVISIONAL_RULE,
+            projection=projections.get(name))
     return out
 
 
