@@ -131,6 +131,7 @@ class MethodologyPage:
     default_rules: tuple[tuple[str, str], ...]
     provisional_min: int
     schema_revision: str
+    headroom: WorkedExample | None = None  # the forecast set's headroom, worked (`headroom_example`)
 
 
 BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
@@ -139,6 +140,42 @@ BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "G
 
 RETURN_BANDS = (("> +50 %", "Exceptional"), ("(+20 %, +50 %]", "Excellent"), ("(+5 %, +20 %]", "Good"),
                 ("[−5 %, +5 %]", "Neutral"), ("[−20 %, −5 %)", "Poor"), ("< −20 %", "Very Poor"))
+
+
+def headroom_example() -> WorkedExample:
+    """A forecast set's headroom worked through `scoring.headroom` on four questions and two seats."""
+    import pandas as pd
+
+    from arena.scoring.headroom import headroom, markets_needed, z_sum
+
+    nan = float("nan")
+    asked = pd.DataFrame({"market_id": ["A", "A", "B", "C"], "market_price": [0.6, 0.8, 0.3, 0.02],
+                          "in_band": [True, True, True, False], "filled": [False, False, False, True],
+                          "outcome_yes": [1.0, 1.0, 0.0, nan]})
+    seats = pd.DataFrame([("x", "A", 0.7, 1.0), ("x", "A", 0.7, 1.0), ("x", "B", 0.2, 0.0), ("x", "C", 0.1, nan),
+                          ("y", "A", 0.5, 1.0), ("y", "A", 0.5, 1.0), ("y", "B", 0.5, 0.0), ("y", "C", 0.5, nan)],
+                         columns=["agent", "market_id", "probability", "outcome_yes"])
+    h = headroom(asked, seats)
+    z = z_sum()
+    return WorkedExample(
+        "The headroom of a four-question set",
+        "Market A is asked in two rounds, priced 0.60 then 0.80, and resolves YES; B is asked once at 0.30 and "
+        "resolves NO; C is asked once at 0.02 — below the band [0.05, 0.95], taken only to fill the set — and is "
+        "still open. Seat x states 0.7 on A and 0.2 on B; seat y states 0.5 everywhere.",
+        (("market's Brier: A mean of 0.4² and 0.2² = 0.10, B 0.3² = 0.09; mean over markets", f"{h.market_brier:.3f}"),
+         ("always-0.5's Brier", f"{h.half_brier:.3f}"),
+         ("in band: 3 of 4 questions (filled: 1)", f"{h.in_band_share:.0%}"),
+         ("x − y per market: A 0.09 − 0.25, B 0.04 − 0.25", "−0.16, −0.21"),
+         ("paired sd (sample sd of the differences)", f"{h.paired_sd:.4f}"),
+         ("z₀.₉₇₅ + z₀.₈", f"{z:.4f}"),
+         (f"smallest detectable difference = {z:.3f} × {h.paired_sd:.4f} / √{h.n_markets} markets",
+          f"{h.min_detectable_difference:.4f}"),
+         ("markets needed to detect 0.02 = ⌈(z · sd / 0.02)²⌉", f"{markets_needed(0.02, h.paired_sd):d}")),
+        "The set is three markets, so only a Brier difference of about 0.06 between two seats would show. No "
+        "seat can score below 0, so none can beat the market by more than the market's Brier: where that is "
+        "below the detectable difference — a set of near-certain markets, market Brier near 0 — no seat can be "
+        "shown to beat the market, and the cohort page says so. With a fixed sd, the detectable difference "
+        "shrinks as 1/√n: four times the markets halve it.")
 
 
 def methodology_context(engine: Engine) -> MethodologyPage:
@@ -150,4 +187,4 @@ def methodology_context(engine: Engine) -> MethodologyPage:
     return MethodologyPage(worked_examples(), PROVISIONAL_RULE, BSS_MARKET_FLOOR, tuple(RANK_METRICS),
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
-                           stored.schema_revision)
+                           stored.schema_revision, headroom_example())

@@ -49,7 +49,8 @@ def record(native: str, resolution: int, resolved: str, price: float) -> dict:
 def test_a_never_traded_forecast_set_market_that_resolves_in_a_replay_is_scored(tmp_path, db_url, capsys):
     replay = tmp_path / "r.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in (
-        record("early", 1, "2025-11-06", 0.6), record("late", 0, "2025-12-20", 0.3))))
+        record("early", 1, "2025-11-06", 0.6), record("late", 0, "2025-12-20", 0.3),
+        record("sure", 0, "2025-11-06", 0.01))))
     config = tmp_path / "arena.toml"
     config.write_text(CONFIG)
     assert main(["replay", "run", str(replay), "--from", "2025-11-02", "--until", "2025-11-12", "--config",
@@ -62,17 +63,27 @@ def test_a_never_traded_forecast_set_market_that_resolves_in_a_replay_is_scored(
             fills = s.scalar(select(func.count()).select_from(FillRow))
     finally:
         eng.dispose()
-    # the first cohort asked "early"; nobody bet on it (neither seat ever bets); it left the replay's listing
-    # when it resolved on 2025-11-06, and was still refreshed until its resolution was recorded
-    assert "replay:early" in asked and fills == 0
-    assert resolved == {"replay:early"}
+    # the first cohort asked "early" and "sure"; nobody bet on them (neither seat ever bets); they left the
+    # replay's listing when they resolved on 2025-11-06, and were still refreshed until their resolutions came
+    assert {"replay:early", "replay:sure"} <= asked and fills == 0
+    assert resolved == {"replay:early", "replay:sure"}
     capsys.readouterr()
     assert main(["leaderboard", "--db", db_url, "--format", "json"]) == 0
     board = json.loads(capsys.readouterr().out)
     first = next(c for c in board["cohorts"] if c["name"] == "cohort-2025-11-02")
     rows = {r["agent"]: r for r in first["rows"]}
-    assert rows["half"]["n_forecasts"] == 1 and rows["half"]["forecast_brier"] == 0.25
-    assert abs(rows["follower"]["forecast_brier"] - (1 - 0.6) ** 2) < 1e-12
+    assert rows["half"]["n_forecasts"] == 2 and rows["half"]["forecast_brier"] == 0.25
+    assert abs(rows["follower"]["forecast_brier"] - ((1 - 0.6) ** 2 + 0.01 ** 2) / 2) < 1e-12
+
+    # the set's headroom (scoring.headroom): "early" and "late" in band, "sure" (0.01) filled the set
+    room = first["headroom"]
+    assert room["n_questions"] == 3 and room["n_resolved"] == 2
+    assert abs(room["in_band_share"] - 2 / 3) < 1e-12 and abs(room["filled_share"] - 1 / 3) < 1e-12
+    assert abs(room["market_brier"] - (0.4 ** 2 + 0.01 ** 2) / 2) < 1e-12 and room["half_brier"] == 0.25
+    # half − follower per market: early 0.25 − 0.16, sure 0.25 − 0.0001 → sample sd |0.09 − 0.2499| / √2
+    sd = abs(0.09 - 0.2499) / 2 ** 0.5
+    assert room["sd_basis"] == "seats" and abs(room["paired_sd"] - sd) < 1e-9
+    assert abs(room["min_detectable_difference"] - 2.8015853 * sd / 3 ** 0.5) < 1e-6
 
 
 def test_sync_follows_unresolved_forecast_set_markets_of_its_venue_only(engine):

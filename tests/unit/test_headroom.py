@@ -88,3 +88,18 @@ def test_markets_needed_and_more_weeks_invert_the_formula():
     assert more_weeks(0.05, 0.2, n_now=26, markets_per_week=0) is None
     with pytest.raises(ValueError):
         markets_needed(0, 0.2)
+
+
+def test_a_models_projection_uses_its_market_level_differences_and_its_pace():
+    from arena.read.headroom import model_projection
+
+    rows = pd.DataFrame({"market_id": ["m1", "m1", "m2", "m3"], "probability": [0.7, 0.9, 0.2, 0.5],
+                         "market_price": [0.6, 0.8, 0.3, 0.5], "outcome_yes": [1.0, 1.0, 0.0, NAN]})
+    p = model_projection(rows, asked_weeks=2.0, n_asked=10, deltas=(0.05, 0.5))
+    # model − market per market: m1 mean(0.09, 0.01) − mean(0.16, 0.04) = −0.05; m2 0.04 − 0.09 = −0.05 → sd 0
+    assert p.sd_basis == "model" and p.sd == pytest.approx(0.0) and (p.n_asked, p.n_resolved) == (10, 2)
+    assert p.per_week == 5.0 and [r.markets for r in p.rows] == [2, 2] and p.rows[0].more_weeks == 0
+    one = model_projection(rows[rows["market_id"] == "m1"], asked_weeks=2.0, n_asked=10, deltas=(0.05,))
+    assert one.sd_basis == "fallback" and one.sd == FALLBACK_SD
+    # (2.8016 × 0.2 / 0.05)² → 126 markets; 116 beyond the 10 asked at 5 a week → 24 weeks
+    assert one.rows[0].markets == 126 and one.rows[0].more_weeks == 24
