@@ -1,8 +1,12 @@
-"""The forecast-set rule: the top K binary markets by 24 h volume, plus complete exclusive groups when the universe
-holds some (the best group, the best pair, never more than half of K), deterministic."""
+"""The forecast-set rules: volume-v1, the top K binary markets by 24 h volume, plus complete exclusive groups when the
+universe holds some (the best group, the best pair, never more than half of K), deterministic; and band-v1, which
+new cohorts are frozen with: in band, within the horizon, capped per event, filled from the nearest."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
+from arena.domain.forecast_set import LEGACY_SELECTION, ForecastSetRules, band_set, choose, round_seed
 from arena.domain.market import Market, MarketKind
 from arena.usecases.decide import exclusive_groups, forecast_set
 
@@ -53,3 +57,61 @@ def test_groups_never_take_more_than_half_of_k_and_big_groups_are_skipped():
     assert forecast_set(u, 12)[:6] == ("four-0", "four-1", "four-2", "four-3", "pair-0", "pair-1")
     ungrouped = universe(*(m(x.id, x.volume_24h or 0.0) for x in u.values()))
     assert forecast_set(u, 12, groups=0) == forecast_set(ungrouped, 12)  # groups=0: the plain top K
+
+
+# -- band-v1: the rule new cohorts are frozen with (issue 26 item 5) -------------------------------------------------
+
+AT = datetime(2026, 1, 4, tzinfo=timezone.utc)
+
+
+def bm(mid: str, volume: float | None = None, group: str = "", days: int = 10) -> Market:
+    return Market(id=mid, venue="t", question=mid, volume_24h=volume, group_id=group,
+                  close_time=AT + timedelta(days=days))
+
+
+def ids(questions) -> list[str]:  # type: ignore[no-untyped-def]
+    return [q.market_id for q in questions]
+
+
+def test_band_rule_takes_in_band_markets_most_traded_first_within_the_horizon():
+    u = universe(bm("a", 5.0), bm("b", 50.0), bm("sure", 1e6), bm("late", 1e5, days=90), bm("c", 20.0))
+    prices = {"a": 400_000, "b": 50_000, "sure": 990_000, "late": 500_000, "c": 950_000}
+    qs = band_set(u, prices, AT, 3, ForecastSetRules(horizon_days=60), "s")
+    # both ends of [0.05, 0.95] are in band; "sure" (0.99) is not needed; "late" closes after the horizon
+    assert ids(qs) == ["b", "c", "a"] and all(q.in_band and not q.filled for q in qs)
+
+
+def test_too_few_in_band_are_filled_from_the_nearest_and_flagged():
+    u = universe(bm("in", 1.0), bm("near", 1.0), bm("far", 1e9), bm("none", 1e9))
+    prices = {"in": 500_000, "near": 970_000, "far": 1_000, "none": None}
+    qs = band_set(u, prices, AT, 4, ForecastSetRules(), "s")
+    assert ids(qs) == ["in", "near", "far", "none"]  # by distance to the band; no price last
+    assert [(q.in_band, q.filled) for q in qs] == [(True, False), (False, True), (False, True), (False, True)]
+
+
+def test_at_most_the_cap_of_one_events_members_besides_complete_groups():
+    # an event of six members is too big to be a complete group: at most max_per_event of it
+    event = [bm(f"e{i}", 100.0 - i, group="E") for i in range(6)]
+    u = universe(*event, bm("x", 1.0), bm("y", 0.5))
+    prices = {x: 500_000 for x in u}
+    qs = band_set(u, prices, AT, 5, ForecastSetRules(max_per_event=2), "s")
+    assert ids(qs) == ["e0", "e1", "x", "y"]  # the set stays short rather than break the cap
+    assert ids(band_set(u, prices, AT, 5, ForecastSetRules(max_per_event=0), "s")) == ["x", "y"]
+
+
+def test_without_volume_a_seeded_shuffle_orders_the_set_not_the_id():
+    u = universe(*(bm(f"m{i:02d}") for i in range(40)))
+    prices = {x: 500_000 for x in u}
+    rules = ForecastSetRules()
+    one = ids(band_set(u, prices, AT, 10, rules, round_seed("cohort-a", "w1")))
+    assert one == ids(band_set(dict(reversed(list(u.items()))), prices, AT, 10, rules, round_seed("cohort-a", "w1")))
+    assert one != sorted(one) and one != [f"m{i:02d}" for i in range(10)]
+    assert one != ids(band_set(u, prices, AT, 10, rules, round_seed("cohort-a", "w2")))  # each round draws afresh
+
+
+def test_choose_keeps_a_cohorts_frozen_rule():
+    u = universe(bm("sure", 1e6), bm("mid", 1.0))
+    prices = {"sure": 990_000, "mid": 500_000}
+    assert ids(choose(u, prices, AT, 1, ForecastSetRules(), "s")) == ["mid"]
+    old = choose(u, prices, AT, 1, ForecastSetRules(selection=LEGACY_SELECTION, horizon_days=None), "s")
+    assert ids(old) == ["sure"] and not old[0].in_band  # volume-v1: the most traded, flagged out of band
