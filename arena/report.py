@@ -248,11 +248,26 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
         headers.extend(h for h in (c.header for c, _ in _columns(df, name_key)) if h in head)
         parts.append(_wrap(title, width) + "\n" + _wrap(status, width) + "\n" + text)
 
+    rooms = getattr(boards, "headroom", None) or {}
     for c in boards.cohorts:
-        add(f"== {c.name} ==", f"{c.status}; ranked by {boards.rank_by}{only}", c.rows, "agent")
+        add(f"== {c.name} ==", f"{c.status}; ranked by {boards.rank_by}{only}{headroom_line(rooms.get(c.name))}",
+            c.rows, "agent")
     if overall and len(boards.overall):
         add("== overall (per model across cohorts) ==", f"ranked by {boards.rank_by}{only}", boards.overall, "model")
     return Report("\n\n".join(parts), hidden, tuple(dict.fromkeys(headers)))
+
+
+def headroom_line(room: Any) -> str:
+    """"; headroom: …" of a cohort's forecast sets (`scoring.headroom`), "" when none was asked."""
+    if room is None or not room.n_questions:
+        return ""
+
+    def num(x: float | None) -> str:
+        return "—" if x is None else f"{x:.3f}"
+
+    return (f"; headroom: {room.in_band_share:.0%} of {room.n_questions} questions in band, market Brier "
+            f"{num(room.market_brier)}, always-0.5 {num(room.half_brier)} ({room.n_resolved} of {room.n_markets} "
+            f"markets resolved), detectable difference {num(room.min_detectable_difference)}")
 
 
 def _wrap(text: str, width: int) -> str:
