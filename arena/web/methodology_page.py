@@ -173,9 +173,11 @@ def headroom_example() -> WorkedExample:
          ("markets needed to detect 0.02 = ⌈(z · sd / 0.02)²⌉", f"{markets_needed(0.02, h.paired_sd):d}")),
         "The set is three markets, so only a Brier difference of about 0.06 between two seats would show. No "
         "seat can score below 0, so none can beat the market by more than the market's Brier: where that is "
-        "below the detectable difference — a set of near-certain markets, market Brier near 0 — no seat can be "
-        "shown to beat the market, and the cohort page says so. With a fixed sd, the detectable difference "
-        "shrinks as 1/√n: four times the markets halve it.")
+        "below the detectable difference — a set of near-certain markets, market Brier near 0 — there is little "
+        "room to show any seat better than the market, and the cohort page says so. The sd is the seats' "
+        "typical (mean over pairs) spread: two seats that agree more closely are told apart at smaller "
+        "differences. With a fixed sd, the detectable difference shrinks as 1/√n: four times the markets halve "
+        "it.")
 
 
 def methodology_context(engine: Engine) -> MethodologyPage:
