@@ -15,10 +15,11 @@ from sqlmodel import Session
 
 from arena.domain.market import YES
 from arena.money import MICRO
-from arena.scoring.headroom import FALLBACK_SD, Headroom, headroom, markets_needed, more_weeks, paired_variance
+from arena.scoring.headroom import FALLBACK_SD, Headroom, headrooms, markets_needed, more_weeks, paired_variance
 from arena.store.frames import asked_frame, forecast_set_frame, latest_resolutions
 from arena.store.tables import CohortRow
 
+EMPTY = Headroom(None, None, None, None, None, 0, 0, 0, None, "")  # a cohort with no stored set
 # the Brier differences the model pages project (a tenth, a twentieth and a fiftieth of always-0.5's 0.25)
 PROJECTED_DIFFERENCES = (0.025, 0.0125, 0.005)
 
@@ -53,10 +54,8 @@ def cohort_headroom(engine: Engine, as_of: datetime | None, cohorts: Sequence[tu
         asked = _asked_with_outcomes(s, ids, as_of)
         if forecasts is None:
             forecasts = forecast_set_frame(s, ids, as_of)
-    asked_by = dict(tuple(asked.groupby("cohort", sort=False)))
-    seats_by = dict(tuple(forecasts.groupby("cohort", sort=False))) if len(forecasts) else {}
-    empty_asked, empty_seats = asked.iloc[0:0], forecasts.iloc[0:0]
-    return {name: headroom(asked_by.get(name, empty_asked), seats_by.get(name, empty_seats)) for _, name in cohorts}
+    found = headrooms(asked, forecasts)
+    return {name: found.get(name, EMPTY) for _, name in cohorts}
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,18 @@ def test_an_empty_set_has_no_headroom_and_nothing_resolved_has_no_briers():
     assert h.market_brier is None and h.half_brier is None and h.in_band_share == 0.75
 
 
+def test_headrooms_of_many_cohorts_equal_each_cohorts_own():
+    from arena.scoring.headroom import headrooms
+
+    a, b = asked(), asked().assign(market_price=[0.5, 0.5, 0.9, 0.5], in_band=[True, True, True, True])
+    sa, sb = seats(), seats().assign(probability=[0.6, 0.8, 0.1, 0.5, 0.3, 0.3, 0.3, 0.3])
+    both = headrooms(pd.concat([a.assign(cohort="A"), b.assign(cohort="B")]),
+                     pd.concat([sa.assign(cohort="A"), sb.assign(cohort="B")]))
+    for got, want in ((both["A"], headroom(a, sa)), (both["B"], headroom(b, sb))):
+        assert got.to_json() == pytest.approx(want.to_json())
+    assert both["A"] != both["B"]
+
+
 def test_paired_variance_needs_a_pair_sharing_two_markets():
     t = pd.DataFrame([[0.1, NAN, 0.3], [0.2, 0.2, NAN]], index=["a", "b"], columns=["m1", "m2", "m3"])
     assert paired_variance(t) is None
@@ -97,9 +109,23 @@ def test_a_models_projection_uses_its_market_level_differences_and_its_pace():
                          "market_price": [0.6, 0.8, 0.3, 0.5], "outcome_yes": [1.0, 1.0, 0.0, NAN]})
     p = model_projection(rows, asked_weeks=2.0, n_asked=10, deltas=(0.05, 0.5))
     # model − market per market: m1 mean(0.09, 0.01) − mean(0.16, 0.04) = −0.05; m2 0.04 − 0.09 = −0.05 → sd 0
-    assert p.sd_basis == "model" and p.sd == pytest.approx(0.0) and (p.n_asked, p.n_resolved) == (10, 2)
+    assert p.sd_basis == "model" and p.sd == pytest.approx(0.0, abs=1e-7) and (p.n_asked, p.n_resolved) == (10, 2)
     assert p.per_week == 5.0 and [r.markets for r in p.rows] == [2, 2] and p.rows[0].more_weeks == 0
     one = model_projection(rows[rows["market_id"] == "m1"], asked_weeks=2.0, n_asked=10, deltas=(0.05,))
     assert one.sd_basis == "fallback" and one.sd == FALLBACK_SD
     # (2.8016 × 0.2 / 0.05)² → 126 markets; 116 beyond the 10 asked at 5 a week → 24 weeks
     assert one.rows[0].markets == 126 and one.rows[0].more_weeks == 24
+
+
+def test_paired_variance_with_gaps_equals_the_pair_by_pair_loop():
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 1, (6, 15))
+    values[rng.uniform(size=values.shape) < 0.3] = np.nan
+    expected = []
+    for i in range(6):
+        for j in range(i + 1, 6):
+            d = values[i] - values[j]
+            d = d[~np.isnan(d)]
+            if len(d) >= 2:
+                expected.append(np.var(d, ddof=1))
+    assert paired_variance(pd.DataFrame(values)) == pytest.approx(np.mean(expected), rel=1e-12)
