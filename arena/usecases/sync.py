@@ -153,6 +153,11 @@ def followed_market_ids(engine: Engine, venue: str) -> dict[str, str]:
     return {mid: native for mid, native in rows}
 
 
+# A market re-read by id that the venue says is gone fails alone (recorded with the run); any other error status
+# still fails the sync, which retries it whole.
+GONE = frozenset({404, 410})
+
+
 def _to_refresh(engine: Engine, venue: str, now: datetime, batch: _Batch, report: SyncReport,
                 listed: dict[str, Any], seen: set[str], take: Callable[[Any], None]) -> dict[str, str]:
     """What the sync re-reads by id: the held markets (`held_market_ids`) and the followed ones
@@ -419,7 +424,9 @@ def sync_polymarket(engine: Engine, client: Any, clock: Clock, rules: UniverseRu
         for mid, native in sorted(refresh.items()):
             try:
                 vm = client.market_for_settlement(native)
-            except ParseError as exc:
+            except ArenaError as exc:  # malformed, or gone (VenueHTTPError 404/410): this market alone fails
+                if not isinstance(exc, ParseError) and getattr(exc, "status", None) not in GONE:
+                    raise
                 report.failed += 1
                 batch.error("failed", native, exc)
                 continue
@@ -460,7 +467,14 @@ def sync_manifold(engine: Engine, client: Any, clock: Clock, rules: UniverseRule
         listed = {vm.market.id: vm for vm in parsed}
         take = lambda vm: batch.take(vm, {"outcome_type": getattr(vm, "outcome_type", "")})  # noqa: E731
         for mid, native in sorted(_to_refresh(engine, "manifold", now, batch, report, listed, seen, take).items()):
-            raw = client.get_market(native)
+            try:
+                raw = client.get_market(native)
+            except ArenaError as exc:  # gone (VenueHTTPError 404/410): this market alone fails
+                if getattr(exc, "status", None) not in GONE:
+                    raise
+                report.failed += 1
+                batch.error("failed", native, exc)
+                continue
             vm = _parse_one(batch, raw, lambda r: parse_manifold_market(r, fetched_at=now), report)
             if vm is not None:
                 batch.take(vm)

@@ -181,6 +181,34 @@ def test_an_unheld_forecast_set_market_is_followed_by_id_until_it_resolves(engin
     assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).held_refreshed == 0  # followed no more
 
 
+def test_a_followed_market_the_venue_no_longer_knows_fails_alone(engine):
+    """A forecast-set market deleted at the venue (404 on its by-id read) is recorded as failed with the run;
+    the rest of the sync is written."""
+    venue = Venue()
+    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")
+    open_version = copy.deepcopy(resolved)
+    open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
+                        umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
+                        acceptingOrders=True, enableOrderBook=True)
+    open_version.pop("closedTime", None)
+    venue.listing = [open_version]
+    clock = FixedClock(NOW)
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).ok == 1
+    with session_scope(engine) as s:
+        cohort, _ = start_cohort(s, clock.now(), CohortRules(), [LineupEntry("half")], clock.now())
+    decide.run_round(engine, cohort, {"half": AlwaysHalf("half")}, "r1", clock.now(), forecast_k=5)
+    venue.listing = []  # gone from the listing, and its by-id read answers 404 (not in venue.by_id)
+    clock.advance(timedelta(days=1))
+    report = sync.sync_polymarket(engine, pm_client(venue, clock), clock)
+    assert report.status == "ok" and report.failed == 1, report
+    with Session(engine) as s:
+        (error,) = s.scalars(select(SyncErrorRow).where(SyncErrorRow.sync_run_id == report.run_id)).all()
+    assert error.native_id == str(resolved["id"]) and "404" in error.message
+    venue.status[f"/markets/{resolved['id']}"] = 503  # an outage is not a deletion: the sync fails and says why
+    clock.advance(timedelta(hours=1))
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).status == "failed"
+
+
 def test_held_market_is_refreshed_after_leaving_the_universe_then_settled_and_re_settled(engine):
     venue = Venue()
     resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
