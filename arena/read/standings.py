@@ -44,14 +44,14 @@ from arena.store.tables import AgentRow, CohortRow
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
 JSON_FIELDS = (
     "agent", "kind", "track", "rank", "rank_label", "tier", "provisional", "forecast_brier", "forecast_brier_lo",
-    "forecast_brier_hi", "n_forecasts", "implied_brier", "implied_brier_band", "kelly_brier", "stated_brier",
+    "forecast_brier_hi", "n_forecasts", "n_asked", "n_answered", "implied_brier", "implied_brier_band", "kelly_brier", "stated_brier",
     "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_0_25", "bss_vs_market",
     "bss_vs_market_note", "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
     "n_bets", "n_resolved_bets",
     # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
 )
-_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_bets", "n_resolved_bets", "n_cohorts")
+_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_asked", "n_answered", "n_bets", "n_resolved_bets", "n_cohorts")
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ KINDS = ("llm", "baseline", "reference")
 
 BOARD_COLUMNS = (
     "agent", "kind", "rank", "rank_label", "tier", "provisional",
-    "forecast_brier", "forecast_brier_lo", "forecast_brier_hi", "n_forecasts",
+    "forecast_brier", "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_asked", "n_answered",
     "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_market", "bss_vs_market_note",
     "implied_brier", "implied_brier_band", "bss_vs_0_25", "kelly_brier", "stated_brier", "n_bets", "n_resolved_bets",
     "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
@@ -254,7 +254,8 @@ def cohort_boards(
         per = pd.concat(extra, ignore_index=True).groupby(keys, sort=False).first().reset_index()
         table = table.merge(per, on=keys, how="left")
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
-    table["n_forecasts"] = table["n_forecasts"].fillna(0).astype(np.int64)
+    for c in ("n_forecasts", "n_asked", "n_answered"):
+        table[c] = table[c].fillna(0).astype(np.int64)
     tier_col = "_tier_" + rank_by
     order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
     out = {}
@@ -291,7 +292,8 @@ def cohort_board(
         return None if frame is None else frame.assign(cohort=one)
 
     boards = cohort_boards(tagged(forecasts), tagged(bets), tagged(portfolios), **options)  # type: ignore[arg-type]
-    return boards.get(one, _finish(pd.DataFrame({"agent": [], "kind": [], "n_forecasts": [], "forecast_brier": [],
+    return boards.get(one, _finish(pd.DataFrame({"agent": [], "kind": [], "n_forecasts": [], "n_asked": [],
+                                                 "n_answered": [], "forecast_brier": [],
                                                  "bss_vs_market_note": [], "implied_brier": []}),
                                    "agent", options.get("rank_by", DEFAULT_RANK_BY), None, BOARD_COLUMNS))
 
@@ -432,7 +434,8 @@ def overall_board(
     if "kind" not in table.columns:
         table["kind"] = None
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
-    table["n_forecasts"] = table["n_forecasts"].fillna(0).astype(np.int64)
+    for c in ("n_forecasts", "n_asked", "n_answered"):
+        table[c] = table[c].fillna(0).astype(np.int64)
     table["n_cohorts"] = table["agent"].map(n_cohorts).fillna(0).astype(np.int64)
     if "bss_vs_market_note" not in table.columns:
         table["bss_vs_market_note"] = None

@@ -4,7 +4,9 @@ against the market in forms that cannot blow up.
 
 A question is one market at one decision round (`market@round`): every agent of a cohort states P(YES) on the
 same questions at the same time. The market reference's forecast is the YES price the agents saw at decision
-time. Outcomes are the YES payout in [0, 1]; unresolved and void questions are not scored.
+time. Outcomes are the YES payout in [0, 1]; unresolved and void questions are not scored. Every asked question
+counts for every seat: one it did not answer arrives as a stated 0.5 with `answered` False
+(`store.frames.forecast_set_frame`), so leaving a question out never scores better than stating 0.5.
 
 Pure and vectorised; imports only numpy, pandas and the scoring registry.
 """
@@ -95,18 +97,24 @@ def bss_vs_market_guarded(brier: float, brier_market: float,
 
 
 def forecast_summary(scored: pd.DataFrame) -> pd.DataFrame:
-    """Per agent (and cohort when present): kind, n_forecasts (resolved questions scored), forecast_brier,
-    brier_minus_market (mean over questions with a price), bss_vs_market and bss_vs_market_note. NaN, never 0,
-    where nothing is scored."""
+    """Per agent (and cohort when present): kind, n_asked (questions asked, resolved or not), n_answered (those
+    it stated a P(YES) for: rows with `answered` False were imputed as 0.5; a frame without that column, and the
+    references, answered every row), n_forecasts (resolved questions scored, the imputed ones included),
+    forecast_brier, brier_minus_market (mean over questions with a price), bss_vs_market and
+    bss_vs_market_note. NaN, never 0, where nothing is scored."""
     keys = ["cohort", "agent"] if "cohort" in scored.columns else ["agent"]
     both = scored["diff_market"].notna()
+    answered = (scored["answered"].astype(object).fillna(True).astype(bool) if "answered" in scored.columns
+                else pd.Series(True, index=scored.index))
     frame = scored.assign(
-        _scored=scored["brier"].notna(),
+        _scored=scored["brier"].notna(), _answered=answered.to_numpy(dtype=bool),
         _b_both=scored["brier"].where(both), _m_both=scored["brier_market"].where(both))
     out = frame.groupby(keys, sort=True, dropna=False).agg(
-        kind=("kind", "first"), n_forecasts=("_scored", "sum"), forecast_brier=("brier", "mean"),
+        kind=("kind", "first"), n_asked=("_answered", "size"), n_answered=("_answered", "sum"),
+        n_forecasts=("_scored", "sum"), forecast_brier=("brier", "mean"),
         brier_minus_market=("diff_market", "mean"), _b=("_b_both", "mean"), _m=("_m_both", "mean")).reset_index()
-    out["n_forecasts"] = out["n_forecasts"].astype(np.int64)
+    for c in ("n_asked", "n_answered", "n_forecasts"):
+        out[c] = out[c].astype(np.int64)
     guarded = [bss_vs_market_guarded(b, m) for b, m in zip(out["_b"], out["_m"])]
     out["bss_vs_market"] = [g[0] for g in guarded]
     out["bss_vs_market_note"] = [g[1] for g in guarded]

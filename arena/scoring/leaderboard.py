@@ -149,6 +149,10 @@ def crowd_proxy(
     if "batch" not in frame.columns and "cohort" in frame.columns:
         frame = frame.assign(batch=frame["cohort"])
     keys = _keys(frame)
+    # a question's pool is a sum over its rows: summed in a fixed order, the same rows in another order give
+    # the same bits (two identical runs record the seats' answers in different orders)
+    order = [c for c in dict.fromkeys([*keys, "question", "agent"]) if c in frame.columns]
+    frame = frame.sort_values(order, kind="stable")
     scores = proxy_scores(frame, leave_one_out=leave_one_out, by=keys, aggregators=[aggregator])
     return scores[keys + [score_column(aggregator)]].rename(columns={score_column(aggregator): "crowd_proxy"})
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, Integer, String, bindparam, cast, func, literal_column, select, text
+from sqlalchemy import BigInteger, Integer, String, bindparam, cast, func, literal_column, or_, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
@@ -345,7 +345,7 @@ def _cohort_dimensions(session: Session, cohort_ids: Sequence[int] | None) -> li
 
 def _forecast_sets(session: Session, cohort_ids: list[int], columns: list[tuple[Any, str, str]],
                    *conditions: Any) -> pd.DataFrame:
-    """cohort, agent, market_id, round and the named `columns` (column, name, kind) of the cohorts' forecast-set
+    """cohort_id, cohort, agent, market_id, round and the named `columns` (column, name, kind) of the cohorts' forecast-set
     rows meeting `conditions`, in the order they were recorded (the names and rounds looked up by id)."""
     q = (select(DecisionRow.cohort_id, ForecastRow.agent_id, ForecastRow.decision_id, ForecastRow.market_id,
                 *(c for c, _, _ in columns))
@@ -358,7 +358,9 @@ def _forecast_sets(session: Session, cohort_ids: list[int], columns: list[tuple[
     rounds = _dimension(session, select(DecisionRow.id, DecisionRow.round_key).where(
         DecisionRow.cohort_id.in_(cohort_ids)), ["round"], ["str"])  # type: ignore[attr-defined]
     df = _joined(facts, [*_cohort_dimensions(session, cohort_ids), ("decision_id", rounds)])
-    return df[["cohort", "agent", "market_id", "round", *(n for _, n, _ in columns)]]
+    df["round"] = df["round"].astype(str)
+    df["market_id"] = df["market_id"].astype(str)
+    return df[["cohort_id", "cohort", "agent", "market_id", "round", *(n for _, n, _ in columns)]]
 
 
 def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
@@ -372,36 +374,93 @@ def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
 
 def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime | None = None, *,
                        all_replicates: bool = False, order: bool = False) -> pd.DataFrame:
-    """The cohorts' forecast-set rows: cohort, agent, market_id, question (market@round), probability (stated
-    P(YES)), market_price (the YES price the agent saw, NaN if none) and outcome_yes (YES payout of the latest
-    resolution recorded by `as_of`; NaN when unresolved, void or not a YES/NO payout). With `as_of`, only
-    decisions completed by then.
+    """The cohorts' forecast-set questions, one row per asked seat and question: cohort, agent, market_id,
+    question (market@round), probability (stated P(YES); 0.5 where the seat did not answer), market_price (the
+    YES price the agent saw; for an unanswered question the price shown when the set was chosen; NaN if none),
+    outcome_yes (YES payout of the latest resolution recorded by `as_of`; NaN when unresolved, void or not a
+    YES/NO payout) and answered (False on an imputed row). With `as_of`, only decisions completed by then.
+
+    Who was asked (`asked_questions`): a seat was asked a round's stored set (`forecast_questions`) when it has a
+    completed decision for that round — executed, rejected, hold or failed; a claim still in progress is not
+    counted yet — less the markets that had closed by its decision time (a resumed decision was not shown them). A
+    seat added after a round has no decision for it and was not asked it. A question asked and not answered — the
+    reply left it out, or the decision failed — is scored as a stated 0.5, so leaving a question out can never
+    rank a seat better than stating 0.5 on it. A stated forecast outside the stored set (a database from before
+    the sets were stored) is kept as answered.
 
     Only the executed replicate's forecasts (replicate 1) unless `all_replicates` (then a `replicate` column
-    says which ask stated each row): the headline scores each seat on one ask, as an unreplicated seat is, so
-    seats with different replicate counts stay comparable (a mean of k asks is an ensemble, whose Brier is
-    lower by Jensen's inequality alone) and the scored forecasts are the ones its bets came with. Rows come in
-    the order they were recorded; with `order`, an `_order` column (the forecast's id) says where."""
+    says which ask stated each row; an unanswered question is imputed once, as replicate 1): the headline scores
+    each seat on one ask, as an unreplicated seat is, so seats with different replicate counts stay comparable (a
+    mean of k asks is an ensemble, whose Brier is lower by Jensen's inequality alone) and the scored forecasts
+    are the ones its bets came with.
+
+    Rows come in a fixed order — cohort id, round, market, agent (then replicate) — whatever order the seats'
+    answers were recorded in, so every sum over them is the same in two identical runs; with `order`, an
+    `_order` column (cohort id × 2³² + the row's place in its cohort) says where."""
     conditions = [] if all_replicates else [ForecastRow.replicate == 1]
     if as_of is not None:
         at = time_bound(session, as_of)
         conditions += [DecisionRow.completed_at <= at, ForecastRow.as_of <= at]  # type: ignore[operator]
     df = _forecast_sets(session, cohort_ids, [
         (ForecastRow.probability, "probability", "float"), (ForecastRow.market_price_ppm, "price_ppm", "int"),
-        (ForecastRow.replicate, "replicate", "int"), (ForecastRow.id, "_order", "int")], *conditions)
+        (ForecastRow.replicate, "replicate", "int")], *conditions)
+    df["probability"] = df["probability"].astype(float)
+    df["price_ppm"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float)
+    df["replicate"] = df["replicate"].astype("int64")
+    df["answered"] = True
+    df = pd.concat([df, _unanswered(session, cohort_ids, as_of, df)], ignore_index=True)
+    df["answered"] = df["answered"].astype(bool)
+    df["cohort_id"] = df["cohort_id"].astype("int64")
+    df = df.sort_values(["cohort_id", "round", "market_id", "agent", "replicate"], kind="stable").reset_index(drop=True)
+    df["_order"] = df["cohort_id"] * (1 << 32) + df.groupby("cohort_id", sort=False).cumcount().astype("int64")
     if not all_replicates:
         df = df.drop(columns="replicate")
     df["question"] = df["market_id"].astype(str) + "@" + df["round"].astype(str)
-    df["market_price"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float) / MICRO
+    df["market_price"] = df["price_ppm"] / MICRO
     res = latest_resolutions(session, as_of, pd.unique(df["market_id"]).tolist() if len(df) else [])
     outcome = {}
     for mid, kind, payouts in zip(res["market_id"], res["kind"], res["payouts"]):
         if kind in ("winner", "probabilistic") and YES in payouts:
             outcome[mid] = int(payouts[YES]) / MICRO
     df["outcome_yes"] = df["market_id"].map(outcome).astype(float)
-    df["probability"] = df["probability"].astype(float)
-    cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes"]
+    cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes", "answered"]
     return df[cols + (["replicate"] if all_replicates else []) + (["_order"] if order else [])]
+
+
+def asked_questions(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
+    """Every (seat, question) the cohorts asked (the rule in `forecast_set_frame`): cohort_id, cohort, agent,
+    round, market_id, price_ppm (the YES price shown when the set was chosen; NaN when none)."""
+    ids = [int(c) for c in cohort_ids]
+    fq, d = ForecastQuestionRow, DecisionRow
+    q = (select(d.cohort_id, d.agent_id, d.round_key, fq.market_id, fq.price_ppm)
+         .join(fq, (fq.cohort_id == d.cohort_id) & (fq.round_key == d.round_key))
+         .join(MarketRow, MarketRow.id == fq.market_id)
+         .where(d.cohort_id.in_(ids), d.status != "claimed", d.completed_at.is_not(None),  # type: ignore[attr-defined,union-attr]
+                or_(MarketRow.close_time.is_(None), MarketRow.close_time > d.as_of))  # type: ignore[union-attr,operator]
+         .order_by(d.cohort_id, d.round_key, fq.market_id, d.agent_id))
+    if as_of is not None:
+        at = time_bound(session, as_of)
+        q = q.where(d.completed_at <= at, fq.as_of <= at)  # type: ignore[operator]
+    facts = read_frame(session, q, ["cohort_id", "agent_id", "round", "market_id", "price_ppm"],
+                       ["int", "int", "str", "str", "int"])
+    df = _joined(facts, _cohort_dimensions(session, ids))
+    df["round"] = df["round"].astype(str)
+    df["market_id"] = df["market_id"].astype(str)
+    df["price_ppm"] = pd.to_numeric(df["price_ppm"], errors="coerce").astype(float)
+    return df[["cohort_id", "cohort", "agent", "round", "market_id", "price_ppm"]]
+
+
+def _unanswered(session: Session, cohort_ids: Sequence[int], as_of: datetime | None,
+                stated: pd.DataFrame) -> pd.DataFrame:
+    """The asked (seat, question) pairs with no replicate-1 row in `stated`, as rows stating 0.5."""
+    asked = asked_questions(session, cohort_ids, as_of)
+    keys = ["cohort", "agent", "round", "market_id"]
+    first = stated[stated["replicate"] == 1]
+    have = pd.MultiIndex.from_frame(first[keys].astype(str)) if len(first) else pd.MultiIndex.from_tuples([], names=keys)
+    missing = ~pd.MultiIndex.from_frame(asked[keys].astype(str)).isin(have) if len(asked) else np.zeros(0, dtype=bool)
+    out = asked[missing].reset_index(drop=True)
+    return out.assign(probability=0.5, replicate=np.int64(1), answered=False)[
+        ["cohort_id", "cohort", "agent", "market_id", "round", "probability", "price_ppm", "replicate", "answered"]]
 
 
 def asked_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
@@ -430,6 +489,6 @@ def asked_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | N
     return df[["cohort", "round", "market_id", "question", "market_price", "in_band", "filled", "as_of"]]
 
 
-__all__ = ["asked_frame", "bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
+__all__ = ["asked_frame", "asked_questions", "bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
            "latest_resolutions", "position_frame", "price_frame", "raw_rows", "read_frame", "rows_frame", "time_bound",
            "timestamp_literal"]

@@ -84,18 +84,22 @@ def test_forecast_set_frame_equals_the_joined_statement(engine) -> None:  # type
         ids = list(s.scalars(select(CohortRow.id).order_by(CohortRow.id)))
         for as_of in (None, START + timedelta(days=20)):
             q = (select(CohortRow.name, AgentRow.name, ForecastRow.market_id, DecisionRow.round_key,
-                        ForecastRow.probability, ForecastRow.id)
+                        ForecastRow.probability, DecisionRow.cohort_id)
                  .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
                  .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
                  .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
                  .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(ids[:2]),  # type: ignore[attr-defined]
                         ForecastRow.replicate == 1)
-                 .order_by(ForecastRow.id))
+                 # the frame's fixed order: cohort id, round, market, agent (not the order they were recorded)
+                 .order_by(DecisionRow.cohort_id, DecisionRow.round_key, ForecastRow.market_id, AgentRow.name))
             if as_of is not None:
                 q = q.where(DecisionRow.completed_at <= as_of, ForecastRow.as_of <= as_of)  # type: ignore[operator]
-            want = rows_frame(s.execute(q).all(), ["cohort", "agent", "market_id", "round", "probability", "_order"])
+            want = rows_frame(s.execute(q).all(), ["cohort", "agent", "market_id", "round", "probability", "cid"])
             got = forecast_set_frame(s, ids[:2], as_of, order=True)
+            assert got["answered"].all()  # every scripted seat answers its whole set
             assert len(got) == len(want) > 0
-            for c in ("cohort", "agent", "market_id", "probability", "_order"):
+            for c in ("cohort", "agent", "market_id", "probability"):
                 assert got[c].tolist() == want[c].tolist(), c
+            within = want.groupby("cid").cumcount()
+            assert got["_order"].tolist() == (want["cid"] * 2**32 + within).tolist()
             assert got["question"].tolist() == [f"{m}@{r}" for m, r in zip(want["market_id"], want["round"])]
