@@ -770,7 +770,7 @@ horizon_days = 60            # leave out markets that close later than this (als
 forecast_band = [0.05, 0.95]
 forecast_max_per_event = 2   # at most this many markets of one event, besides the complete groups (≥ 0)
 prompt_markets = 100         # at most this many markets in a prompt (the forecast set and holdings always shown)
-prompt_version = "decision-v2"   # the decision prompt new cohorts are frozen with ("decision-v1" is the old one)
+prompt_version = "decision-v3"   # the decision prompt new cohorts are frozen with (older: "decision-v1", "decision-v2")
 # exclude_keywords = ["manifold", "mana ", "this market", "this question"]
 # exclude_categories = []
 

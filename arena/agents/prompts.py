@@ -3,9 +3,10 @@
 Owns the prompt's content and its versions (stored with every model call); the words live in
 `templates/prompts/decision_v<N>.j2`, one file per version (`TEMPLATES`). A cohort is frozen with one version
 (`CohortRules.prompt_version`, carried to the agent in `AgentView.prompt_version`): decision-v1 for cohorts that
-started with it, decision-v2 (`PROMPT_VERSION`, the newest) for new ones. v1 told models that a YES bet
-forecasts P(YES) = confidence; v2 says how agents are really ranked (the Brier score of the stated P(YES) on
-the shared forecast set) and that bets should be sized by edge against the price. Numbers are computed and
+started with it, decision-v2 for those that started with it, decision-v3 (`PROMPT_VERSION`, the newest) for
+new ones. v1 told models that a YES bet forecasts P(YES) = confidence; v2 says how agents are really ranked (the
+Brier score of the stated P(YES) on the shared forecast set) and that bets should be sized by edge against the
+price; v3 adds that a forecast-set market left out is scored as a stated 0.5. Numbers are computed and
 formatted here, the template only loops and lays them out. Changing what the prompt says means a new template
 file and a new version, never an edit in place.
 Imports jinja2, the view and the value types; no HTTP, no store.
@@ -33,7 +34,8 @@ from arena.domain.market import MarketKind
 from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS
 from arena.money import MICRO, Money, Price
 
-TEMPLATES = {"decision-v1": "decision_v1.j2", "decision-v2": "decision_v2.j2"}  # version → template file
+TEMPLATES = {"decision-v1": "decision_v1.j2", "decision-v2": "decision_v2.j2",  # version → template file
+             "decision-v3": "decision_v3.j2"}
 PROMPT_VERSION = DEFAULT_PROMPT_VERSION  # the newest version: what a new cohort is sent
 TEMPLATE_NAME = TEMPLATES[PROMPT_VERSION]
 assert tuple(TEMPLATES) == PROMPT_VERSIONS, "every version a cohort can be frozen with needs its template"

@@ -18,8 +18,9 @@ SIZING_VERSION = "sizing-1"
 # Decision-prompt versions a cohort can be frozen with (the templates live in arena/agents/prompts.py, which this
 # pure module must not import). A cohort records its version in its rules; one whose rules predate the field
 # used decision-v1, the only prompt there was.
-PROMPT_VERSIONS = ("decision-v1", "decision-v2")
-DEFAULT_PROMPT_VERSION = "decision-v2"  # what a new cohort is told: the headline is the forecast-set Brier
+PROMPT_VERSIONS = ("decision-v1", "decision-v2", "decision-v3")
+DEFAULT_PROMPT_VERSION = "decision-v3"  # what a new cohort is told: the headline is the forecast-set Brier,
+# a missing forecast scored as 0.5
 LEGACY_PROMPT_VERSION = "decision-v1"
 
 

@@ -117,6 +117,40 @@ def worked_examples() -> tuple[WorkedExample, ...]:
     return (one, two, three)
 
 
+def imputation_example() -> WorkedExample:
+    """A missing forecast scored as a stated 0.5, worked through with the headline's own functions
+    (`scoring.headline`) on four fixed questions."""
+    import pandas as pd
+
+    from arena.scoring.headline import forecast_summary, score_forecasts
+
+    prices, outcomes = (0.04, 0.30, 0.70, 0.97), (0.0, 0.0, 1.0, 1.0)
+    questions = [f"q{i + 1}" for i in range(len(prices))]
+    sure = [not 0.10 < p < 0.90 for p in prices]
+    rows = []
+    for q, p, o, keep in zip(questions, prices, outcomes, sure):
+        base = dict(market_id=q, question=q, outcome_yes=o, market_price=p)
+        rows.append(dict(base, agent="follower", probability=p, answered=True))
+        rows.append(dict(base, agent="selective", probability=p if keep else 0.5, answered=keep))
+    frame = pd.DataFrame(rows)
+    scored = forecast_summary(score_forecasts(frame, references=False)).set_index("agent")
+    alone = forecast_summary(score_forecasts(frame[frame["answered"]], references=False)).set_index("agent")
+    quoted = ", ".join(f"{p:.2f} → {'YES' if o else 'NO'}" for p, o in zip(prices, outcomes))
+    return WorkedExample(
+        "A question left out counts as a stated 0.5",
+        f"Four questions priced (and resolving) {quoted}. The follower states the price on all four; the selective "
+        "seat states it only where it is at most 0.10 or at least 0.90 and leaves the two questions in between out.",
+        (("follower: Brier over its 4 answers", f"{scored.loc['follower', 'forecast_brier']:.4f}"),
+         ("selective, over its 2 answers alone (not how it is scored)", f"{alone.loc['selective', 'forecast_brier']:.4f}"),
+         ("selective, the 2 left out scored as 0.5: answered", f"{int(scored.loc['selective', 'n_answered'])}/"
+                                                                f"{int(scored.loc['selective', 'n_asked'])}"),
+         ("selective, as scored: mean of (0.04 − 0)², (0.5 − 0)², (0.5 − 1)², (0.97 − 1)²",
+          f"{scored.loc['selective', 'forecast_brier']:.4f}")),
+        "Averaged over its answers alone the selective seat would beat every honest forecaster by answering only "
+        "the easy questions. Scored on every question it was asked, it gets exactly what stating 0.5 on the hard "
+        "ones earns — so leaving a question out can never rank a seat better than stating 0.5 on it.")
+
+
 @dataclass(frozen=True)
 class MethodologyPage:
     examples: tuple[WorkedExample, ...]
@@ -132,6 +166,7 @@ class MethodologyPage:
     provisional_min: int
     schema_revision: str
     headroom: WorkedExample | None = None  # the forecast set's headroom, worked (`headroom_example`)
+    imputation: WorkedExample | None = None  # how a missing forecast is scored (`imputation_example`)
 
 
 BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
@@ -189,4 +224,4 @@ def methodology_context(engine: Engine) -> MethodologyPage:
     return MethodologyPage(worked_examples(), PROVISIONAL_RULE, BSS_MARKET_FLOOR, tuple(RANK_METRICS),
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
-                           stored.schema_revision, headroom_example())
+                           stored.schema_revision, headroom_example(), imputation_example())

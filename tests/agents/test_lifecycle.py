@@ -140,7 +140,7 @@ def test_each_cohort_keeps_the_prompt_version_it_started_with(engine, standin):
         row.rules = {k: v for k, v in row.rules.items() if k != "prompt_version"}
     new, _ = start_current_cohort(engine, SUNDAY, cfg)
     with Session(engine) as s:
-        assert s.scalars(select(CohortRow).where(CohortRow.name == new)).one().rules["prompt_version"] == "decision-v2"
+        assert s.scalars(select(CohortRow).where(CohortRow.name == new)).one().rules["prompt_version"] == "decision-v3"
     standin.default = hold_responder(0.5)
     out = decision_round(engine, SUNDAY + timedelta(minutes=5), cfg, {"ARENA_TEST_KEY": "k"})
     assert {o.agent: o.status for o in out[old]}["model-a"] == "hold"
@@ -154,7 +154,7 @@ def test_each_cohort_keeps_the_prompt_version_it_started_with(engine, standin):
             select(CohortRow.name, ModelCallRow.prompt_version)
             .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
             .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)).all())
-    assert versions == {old: "decision-v1", new: "decision-v2"}
+    assert versions == {old: "decision-v1", new: "decision-v3"}
 
 
 def test_the_reported_cost_and_provider_are_stored_with_the_call(engine, standin):

@@ -17,8 +17,9 @@ from arena.agents.prompts import (PROMPT_VERSION, TEMPLATE_NAME, TEMPLATES, TEMP
 from arena.domain.sizing import PROMPT_VERSIONS, CohortRules
 from arena.money import Money, Price
 
-V1 = "decision-v1"
+V1, V2 = "decision-v1", "decision-v2"
 GOLDEN_V1 = Path(__file__).parent / "golden" / "decision_v1.json"  # v1 as rendered before v2 existed
+GOLDEN_V2 = Path(__file__).parent / "golden" / "decision_v2.json"  # v2 as rendered before v3 existed
 
 
 @pytest.fixture
@@ -32,13 +33,13 @@ def messages() -> tuple[str, str]:
 
 def test_the_version_is_recorded_and_names_its_template():
     prompt = render_prompt(standard_view())
-    assert prompt.version == PROMPT_VERSION == "decision-v2" == CohortRules().prompt_version
-    assert TEMPLATE_NAME == "decision_v2.j2"
+    assert prompt.version == PROMPT_VERSION == "decision-v3" == CohortRules().prompt_version
+    assert TEMPLATE_NAME == "decision_v3.j2"
     assert tuple(TEMPLATES) == PROMPT_VERSIONS
     assert all((TEMPLATES_DIR / name).is_file() for name in TEMPLATES.values())
     assert json.loads(json.dumps(prompt.as_list()))[0]["role"] == "system"
     assert render_prompt(standard_view(prompt_version=V1)).version == V1  # the cohort's frozen version wins
-    with pytest.raises(ValueError, match="decision-v1, decision-v2"):
+    with pytest.raises(ValueError, match="decision-v1, decision-v2, decision-v3"):
         render_prompt(standard_view(), version="decision-v9")
 
 
@@ -52,6 +53,26 @@ def test_a_v1_cohort_still_renders_v1_byte_for_byte():
     grouped = standard_view(prompt_version=V1, markets=(
         binary("pm:1", "A wins?", "0.62", group_id="pm:event:1"), binary("pm:2", "B wins?", "0.30", group_id="pm:event:1")))
     assert "exclusive" not in render_prompt(grouped).messages[1]["content"]
+
+
+def test_a_v2_cohort_still_renders_v2_byte_for_byte():
+    golden = json.loads(GOLDEN_V2.read_text(encoding="utf-8"))
+    assert render_prompt(standard_view(prompt_version=V2)).as_list() == golden["standard"]
+    assert render_prompt(standard_view(prompt_version=V2, forecast_set=())).as_list() == golden["no_forecast_set"]
+    grouped = standard_view(prompt_version=V2, forecast_set=("pm:1", "pm:2"), markets=(
+        binary("pm:1", "A wins?", "0.62", group_id="pm:event:1"), binary("pm:2", "B wins?", "0.30", group_id="pm:event:1")))
+    assert render_prompt(grouped).as_list() == golden["grouped"]
+    assert repair_message(["first problem", "second problem"], version=V2) == golden["repair"]
+
+
+def test_v3_says_a_missing_forecast_is_scored_as_half():
+    v3 = render_prompt(standard_view()).as_list()
+    v2 = render_prompt(standard_view(prompt_version=V2)).as_list()
+    said = ('- Every forecast-set market counts for every agent: one you leave out of "forecasts" is scored as if '
+            'you had\n  stated 0.5, so leaving a market out never helps your rank.\n')
+    assert said in v3[0]["content"] and said not in v2[0]["content"]
+    assert v3[0]["content"].replace(said, "") == v2[0]["content"]  # the one sentence is all that changed
+    assert v3[1:] == v2[1:]
 
 
 def test_v2_says_how_agents_are_really_ranked():

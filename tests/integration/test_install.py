@@ -39,7 +39,7 @@ def test_wheel_installs_and_runs_from_an_empty_directory(tmp_path: Path) -> None
     assert {n.split("/")[0] for n in names if not n.startswith("arena_forecast-")} == {"arena"}  # no top-level jobs
     for shipped in ("arena/jobs/scheduler.py", "arena/_migrations/env.py", "arena/_migrations/script.py.mako",
                     "arena/_migrations/versions/0001_initial_schema.py", "arena/_templates/base.html",
-                    "arena/_templates/prompts/decision_v2.j2"):
+                    "arena/_templates/prompts/decision_v2.j2", "arena/_templates/prompts/decision_v3.j2"):
         assert shipped in names
     for folder, package in (("templates", "arena/_templates"), ("db/migrations", "arena/_migrations")):
         for f in (ROOT / folder).rglob("*"):  # every page, prompt, asset and migration in the repo ships

@@ -134,6 +134,40 @@ def test_methodology_explains_the_headline_and_both_seed_001_pathologies_with_nu
         assert needle in text, needle
 
 
+def test_methodology_works_a_missing_forecast_through_as_half(sim_arena):
+    from arena.web.methodology_page import methodology_context
+    from arena.web.env import render_page
+
+    page = methodology_context(sim_arena.engine)
+    assert page.imputation is not None
+    rows = dict(page.imputation.rows)
+    # prices 0.04, 0.30, 0.70, 0.97 resolving NO, NO, YES, YES; the selective seat leaves 0.30 and 0.70 out
+    assert rows["follower: Brier over its 4 answers"] == f"{(0.04**2 + 0.3**2 + 0.3**2 + 0.03**2) / 4:.4f}"
+    assert rows["selective, over its 2 answers alone (not how it is scored)"] == f"{(0.04**2 + 0.03**2) / 2:.4f}"
+    assert rows["selective, the 2 left out scored as 0.5: answered"] == "2/4"
+    scored = rows["selective, as scored: mean of (0.04 − 0)², (0.5 − 0)², (0.5 − 1)², (0.97 − 1)²"]
+    assert scored == f"{(0.04**2 + 0.25 + 0.25 + 0.03**2) / 4:.4f}" == "0.1256"
+    text = render_page("methodology.html", page, "methodology.html")
+    for needle in ('id="missing"', "A missing forecast is scored as a stated 0.5", "0.1256", "Answered",
+                   "added to a cohort after a round was not asked"):
+        assert needle in text, needle
+
+
+def test_boards_show_how_many_questions_each_row_answered(sim_arena, tmp_path):
+    out = tmp_path / "site"
+    render_site(sim_arena.engine, out, sim_arena.as_of)
+    boards = standings(sim_arena.engine, sim_arena.as_of)
+    board = boards.cohorts[0]
+    text = (out / page_path("cohort", board.name)).read_text(encoding="utf-8")
+    table = text[text.index('id="headline"'):]
+    table = table[:table.index("</table>")]
+    assert ">Answered</th>" in table
+    for rec in board.rows.to_dict("records"):
+        assert rec["n_asked"] >= rec["n_answered"] >= 0
+        if rec["n_asked"]:
+            assert f'>{rec["n_answered"]}/{rec["n_asked"]}</td>' in table, rec["agent"]
+
+
 def test_agent_page_shows_its_row_of_the_headline_board(sim_arena, tmp_path):
     from arena.web.agent_page import agent_contexts
 
