@@ -593,7 +593,8 @@ def _replay_run(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from arena.read.forecast_file import score_command
 
-    return score_command(args.file, args.out, args.leave_one_out, sys.stdout, sys.stderr, args.bootstrap, args.seed)
+    return score_command(args.file, args.out, args.leave_one_out, sys.stdout, sys.stderr, args.bootstrap, args.seed,
+                         args.answered_only)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -851,6 +852,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
                    help="add intervals, significance tiers, P(first) and calibration from N paired draws")
     s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
+    s.add_argument("--answered-only", action="store_true",
+                   help="score each forecaster on its own forecasts only (default: on every question of its batch, "
+                        "a missing forecast scored as 0.5)")
     s.set_defaults(func=_score)
 
     m = sub.add_parser("migrate", help="create or upgrade the database schema")

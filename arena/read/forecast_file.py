@@ -4,8 +4,13 @@ Owns file formats, row cleaning and the command's messages; the scores themselve
 package. Input columns: forecaster, question, probability (P(YES) in [0, 1]) and optionally outcome (YES
 payout in [0, 1]: 1/0, true/false or yes/no in any case, or a fraction; blank while unresolved) and batch. A
 missing or blank batch is the batch named "all". Column names are not case-sensitive. A CSV row with more
-fields than the header, an outcome that is none of those, or two columns with one name are refused with the
-line number: guessing would score the wrong thing.
+fields than the header, an outcome that is none of those, two columns with one name, or two rows giving one
+question different outcomes are refused with the line number: guessing would score the wrong thing.
+
+Every forecaster of a batch is scored on every question of that batch (`complete`): a question it gave no
+forecast for is scored as a stated 0.5, as the arena scores a seat that leaves a forecast-set question out, so
+leaving a question out never ranks a forecaster better than stating 0.5 on it. `--answered-only` scores each
+forecaster on its own rows alone (the behaviour before), and says so in every output row (`scored_on`).
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ from arena.scoring.proxy import AGGREGATORS, proxy_scores, score_column
 REQUIRED_COLUMNS = ("forecaster", "question", "probability")
 DEFAULT_BATCH = "all"
 PROPER_COLUMNS = ("log_score", "spherical_score", "brier_adjusted", "irt_skill")
-OUTPUT_COLUMNS = (("batch", "forecaster", "n", "n_forecasts", "brier") + tuple(score_column(a) for a in AGGREGATORS)
-                  + PROPER_COLUMNS)
+OUTPUT_COLUMNS = (("batch", "forecaster", "n", "n_forecasts", "n_answered", "scored_on", "brier")
+                  + tuple(score_column(a) for a in AGGREGATORS) + PROPER_COLUMNS)
+SCORED_ON_ALL = "every question (missing = 0.5)"
+SCORED_ON_ANSWERED = "answered only"
+MISSING_PROBABILITY = 0.5
 FLOAT_FORMAT = "%.10g"  # ten significant digits: far beyond any forecast's precision, without float noise
 _JSON_LINES_SUFFIXES = (".jsonl", ".json-lines", ".jsonlines", ".ndjson")
 
@@ -209,26 +217,87 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     if dup.any():
         notes.append(f"dropped {int(dup.sum())} of {total} rows: repeated (batch, question, forecaster); kept the last")
         frame = frame[~dup]
+    _check_one_outcome(frame, places, path)
     return frame.reset_index(drop=True), notes
 
 
-def score_forecasts(frame: pd.DataFrame, *, leave_one_out: bool = False) -> pd.DataFrame:
+def _check_one_outcome(frame: pd.DataFrame, places: list[str], path: Path) -> None:
+    """ForecastFileError naming the first question (of a batch) whose scored rows give two different outcomes."""
+    known = frame[frame["outcome"].notna()]
+    if not len(known):
+        return
+    spread = known.groupby(["batch", "question"], sort=False)["outcome"].nunique()
+    bad = spread[spread > 1]
+    if not len(bad):
+        return
+    batch, question = bad.index[0]
+    rows = known[(known["batch"] == batch) & (known["question"] == question)]
+    first = rows.drop_duplicates("outcome").head(2)
+    where = " and ".join(f"{places[i]} ({o:g})" for i, o in zip(first.index, first["outcome"]))
+    more = f" (and {len(bad) - 1} more questions)" if len(bad) > 1 else ""
+    in_batch = f" in batch {batch!r}" if batch != DEFAULT_BATCH else ""
+    raise ForecastFileError(
+        f"{path}: question {question!r}{in_batch} has two different outcomes, {where}{more}",
+        fix="give every row of a question the same outcome (or leave it blank on all but one)", path=str(path))
+
+
+def complete(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (`read_forecasts`) with one row per forecaster of each batch and question of that batch: a
+    question a forecaster gave no forecast for gets probability 0.5 and `answered` False; every row of a question
+    carries the question's outcome (the one its rows give; NaN when none does). Rows in a fixed order: batch,
+    question, forecaster."""
+    keys = ["batch", "question", "forecaster"]
+    if not len(frame):
+        return frame.assign(answered=pd.Series(dtype=bool))
+    outcome = frame.groupby(["batch", "question"], sort=False)["outcome"].first()  # (the first one given)
+    grid = frame[["batch", "forecaster"]].drop_duplicates().merge(
+        frame[["batch", "question"]].drop_duplicates(), on="batch")
+    out = grid.merge(frame[keys + ["probability"]], on=keys, how="left")
+    out["answered"] = out["probability"].notna()
+    out["probability"] = out["probability"].fillna(MISSING_PROBABILITY).astype(float)
+    out["outcome"] = pd.MultiIndex.from_frame(out[["batch", "question"]]).map(outcome).astype(float)
+    out = out.sort_values(keys, kind="stable").reset_index(drop=True)
+    return out[["batch", "forecaster", "question", "probability", "outcome", "answered"]]
+
+
+def score_forecasts(frame: pd.DataFrame, *, leave_one_out: bool = False, answered_only: bool = False
+                    ) -> pd.DataFrame:
     """One row per (batch, forecaster) with OUTPUT_COLUMNS, sorted by batch then forecaster.
 
-    n counts the forecaster's forecasts with an outcome — those `brier` and the proper scores average over —
-    and n_forecasts all its forecasts (resolved or not: the crowd proxy scores them all); brier is the mean
+    Every forecaster is scored on every question of its batch (`complete`: a missing forecast is a stated 0.5)
+    unless `answered_only`, which scores its own rows alone; `scored_on` says which. A frame that went through
+    `complete` already is scored as it is. n counts the forecaster's forecasts with an outcome — those `brier` and
+    the proper scores average over — n_forecasts all its forecasts (resolved or not: the crowd proxy scores them
+    all) and n_answered those the file gave (the rest are imputed as 0.5); brier is the mean
     (probability − outcome)² over those with an outcome (NaN when none has one); proxy_* are the crowd-proxy scores against each aggregator, with questions pooled
     within their batch; log_score, spherical_score (means over the forecasts with an outcome), brier_adjusted and
     irt_skill (fitted per batch on those forecasts' Brier: arena.scoring.difficulty and arena.scoring.irt) are NaN
     where the forecaster has no outcome in the batch.
     """
     keys = ["batch", "forecaster"]
+    frame = scoring_frame(frame, answered_only=answered_only)
     scores = proxy_scores(frame, leave_one_out=leave_one_out, by=keys).rename(columns={"n": "n_forecasts"})
     sq = (frame["probability"] - frame["outcome"]) ** 2
     groups = sq.groupby([frame["batch"], frame["forecaster"]], sort=False)
     brier = pd.DataFrame({"brier": groups.mean(), "n": groups.count()}).reset_index()  # count: non-NaN only
-    out = scores.merge(brier, on=keys, how="left").merge(_proper_scores(frame), on=keys, how="left")
+    given = frame.groupby(keys, sort=False)["answered"].sum().rename("n_answered").reset_index()
+    out = (scores.merge(brier, on=keys, how="left").merge(given, on=keys, how="left")
+           .merge(_proper_scores(frame), on=keys, how="left"))
+    out["n_answered"] = out["n_answered"].fillna(0).astype(np.int64)
+    out["scored_on"] = SCORED_ON_ANSWERED if answered_only else SCORED_ON_ALL
     return out[list(OUTPUT_COLUMNS)].sort_values(["batch", "forecaster"], kind="stable").reset_index(drop=True)
+
+
+def scoring_frame(frame: pd.DataFrame, *, answered_only: bool = False) -> pd.DataFrame:
+    """The rows a file is scored on: `complete(frame)`, or with `answered_only` the file's own rows (each
+    `answered`), in a fixed order (batch, question, forecaster) either way, so the sums do not depend on the
+    order of the file's lines."""
+    if "answered" in frame.columns:
+        return frame
+    if not answered_only:
+        return complete(frame)
+    return (frame.assign(answered=True).sort_values(["batch", "question", "forecaster"], kind="stable")
+            .reset_index(drop=True))
 
 
 def _proper_scores(frame: pd.DataFrame) -> pd.DataFrame:
@@ -284,10 +353,11 @@ def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 
 
 
 def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextIO, stderr: TextIO,
-                  bootstrap: int = 0, seed: int = 0) -> int:
-    """`arena score FILE [--out F] [--leave-one-out] [--bootstrap N]`: write per-forecaster scores as CSV to
-    `out` or stdout. With `--bootstrap N` the statistics columns (`STATS_COLUMNS`, from N paired draws) follow
-    the standard ones.
+                  bootstrap: int = 0, seed: int = 0, answered_only: bool = False) -> int:
+    """`arena score FILE [--out F] [--leave-one-out] [--bootstrap N] [--answered-only]`: write per-forecaster
+    scores as CSV to `out` or stdout. With `--bootstrap N` the statistics columns (`STATS_COLUMNS`, from N paired
+    draws) follow the standard ones. Every forecaster is scored on every question of its batch, a missing
+    forecast as 0.5, unless `answered_only` (module docstring).
 
     Notes on dropped rows go to stderr. Exit code 0 when scored, 2 when the file cannot be read or lacks a
     required column, 1 when the output cannot be written.
@@ -299,7 +369,15 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
         return EXIT_INPUT
     for note in notes:
         print(note, file=stderr)
-    table = score_forecasts(frame, leave_one_out=leave_one_out)
+    frame = scoring_frame(frame, answered_only=answered_only)
+    imputed = int((~frame["answered"]).sum())
+    if answered_only:
+        print("scored on each forecaster's own forecasts only (--answered-only): one that leaves hard questions "
+              "out can rank better than it should", file=stderr)
+    elif imputed:
+        print(f"scored {imputed} missing forecasts as 0.5: every forecaster on every question of its batch "
+              "(--answered-only scores the given ones alone)", file=stderr)
+    table = score_forecasts(frame, leave_one_out=leave_one_out, answered_only=answered_only)
     if bootstrap > 0:
         from arena.progress import Progress
 
@@ -325,6 +403,10 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
 
 __all__ = [
     "DEFAULT_BATCH",
+    "SCORED_ON_ALL",
+    "SCORED_ON_ANSWERED",
+    "complete",
+    "scoring_frame",
     "ForecastFileError",
     "OUTPUT_COLUMNS",
     "PROPER_COLUMNS",

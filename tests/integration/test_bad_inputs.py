@@ -221,6 +221,8 @@ CASES = [
          files={"f.csv": CSV_OK_HEADER + "a,q1,0.5,1\nb,q1,0.5,1,extra\n"}),
     case("score-extra-field-first-row", "score {tmp}/f.csv", "line 2: 5 fields",
          files={"f.csv": CSV_OK_HEADER + "alice,q1,0.5,1,1\n"}),
+    case("score-two-outcomes", "score {tmp}/f.csv", "question 'q1' has two different outcomes, line 2 (1) and line 3",
+         files={"f.csv": CSV_OK_HEADER + "a,q1,0.5,1\nb,q1,0.5,0\n"}),
     case("score-outcome-maybe", "score {tmp}/f.csv", "line 2: outcome 'maybe'",
          files={"f.csv": CSV_OK_HEADER + "a,q1,0.5,maybe\n"}),
     case("score-outcome-2", "score {tmp}/f.csv", "line 3: outcome '2'",

@@ -12,10 +12,12 @@ import pytest
 
 from arena.read.forecast_file import OUTPUT_COLUMNS, read_forecasts, score_command
 
-HEADER = ("batch,forecaster,n,n_forecasts,brier,proxy_mean,proxy_median,proxy_ext_mean,proxy_logit_pool,"
-          "log_score,spherical_score,brier_adjusted,irt_skill")
+HEADER = ("batch,forecaster,n,n_forecasts,n_answered,scored_on,brier,proxy_mean,proxy_median,proxy_ext_mean,"
+          "proxy_logit_pool,log_score,spherical_score,brier_adjusted,irt_skill")
 
 # q1: a 0.2, b 0.6, c 0.7 (all resolve NO); q2: a 0.9, b 0.5 (resolve YES); q3: b 0.4 (unresolved).
+# The hand-worked values below score each forecaster on its own rows (`--answered-only`, the tests that say
+# so); by default a, b and c are each scored on q1, q2 and q3, a missing forecast as 0.5 (EXPECTED_ALL).
 # Three more rows are bad: c's q2 probability is missing, c's q3 is "abc", a's q3 is 1.5.
 ROWS = [
     ("a", "q1", "0.2", "0"),
@@ -38,6 +40,9 @@ EXPECTED = {
 N_FORECASTS = {"a": 2, "b": 3, "c": 1}  # every valid forecast, resolved or not (b's q3 is unresolved)
 # Leave-one-out means: q1 a→0.65, b→0.45, c→0.4; q2 a→0.5, b→0.9; q3 b alone → excluded.
 EXPECTED_LOO_MEAN = {"a": (0.2025 + 0.16) / 2, "b": (0.0225 + 0.16) / 2, "c": 0.09}
+# Every question for everyone: a states 0.5 on q3 (unresolved), c 0.5 on q2 (YES) and q3.
+#            n, n_forecasts, n_answered, brier
+EXPECTED_ALL = {"a": (2, 3, 2, (0.04 + 0.01) / 2), "b": (2, 3, 3, (0.36 + 0.25) / 2), "c": (2, 3, 1, (0.49 + 0.25) / 2)}
 
 
 def write_csv(path: Path, rows: list[tuple[str, ...]], header: str = "forecaster,question,probability,outcome") -> Path:
@@ -60,9 +65,11 @@ def write_jsonl(path: Path, rows: list[tuple[str, ...]]) -> Path:
     return path
 
 
-def run(path: Path, out: Path | None = None, leave_one_out: bool = False) -> tuple[int, str, str]:
+def run(path: Path, out: Path | None = None, leave_one_out: bool = False, answered_only: bool = False
+        ) -> tuple[int, str, str]:
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = score_command(str(path), None if out is None else str(out), leave_one_out, stdout, stderr)
+    code = score_command(str(path), None if out is None else str(out), leave_one_out, stdout, stderr,
+                         answered_only=answered_only)
     return code, stdout.getvalue(), stderr.getvalue()
 
 
@@ -74,7 +81,7 @@ def check_expected(rows: dict[str, dict[str, str]]) -> None:
     assert set(rows) == {"a", "b", "c"}
     for name, (n, brier, proxy_mean, proxy_median) in EXPECTED.items():
         row = rows[name]
-        assert row["batch"] == "all"
+        assert row["batch"] == "all" and row["scored_on"] == "answered only"
         assert int(row["n"]) == n and int(row["n_forecasts"]) == N_FORECASTS[name]
         assert float(row["brier"]) == pytest.approx(brier, rel=1e-9)
         assert float(row["proxy_mean"]) == pytest.approx(proxy_mean, rel=1e-9, abs=1e-12)
@@ -84,7 +91,7 @@ def check_expected(rows: dict[str, dict[str, str]]) -> None:
 
 
 def test_csv_scores_and_reports_dropped_rows(tmp_path: Path) -> None:
-    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS))
+    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS), answered_only=True)
     assert code == 0
     assert out.splitlines()[0] == HEADER
     assert tuple(HEADER.split(",")) == OUTPUT_COLUMNS
@@ -94,8 +101,8 @@ def test_csv_scores_and_reports_dropped_rows(tmp_path: Path) -> None:
 
 
 def test_jsonl_gives_the_same_scores_as_csv(tmp_path: Path) -> None:
-    _, csv_out, _ = run(write_csv(tmp_path / "f.csv", ROWS))
-    code, out, err = run(write_jsonl(tmp_path / "f.jsonl", ROWS))
+    _, csv_out, _ = run(write_csv(tmp_path / "f.csv", ROWS), answered_only=True)
+    code, out, err = run(write_jsonl(tmp_path / "f.jsonl", ROWS), answered_only=True)
     assert code == 0
     assert "dropped 3 of 9 rows" in err
     assert out == csv_out
@@ -103,19 +110,19 @@ def test_jsonl_gives_the_same_scores_as_csv(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["f.json-lines", "f.json", "forecasts.txt"])
 def test_json_lines_by_other_extension_or_by_sniffing(tmp_path: Path, name: str) -> None:
-    code, out, _ = run(write_jsonl(tmp_path / name, ROWS))
+    code, out, _ = run(write_jsonl(tmp_path / name, ROWS), answered_only=True)
     assert code == 0
     check_expected(parse(out))
 
 
 def test_csv_without_extension_is_sniffed(tmp_path: Path) -> None:
-    code, out, _ = run(write_csv(tmp_path / "forecasts", ROWS))
+    code, out, _ = run(write_csv(tmp_path / "forecasts", ROWS), answered_only=True)
     assert code == 0
     check_expected(parse(out))
 
 
 def test_leave_one_out(tmp_path: Path) -> None:
-    code, out, _ = run(write_csv(tmp_path / "f.csv", ROWS), leave_one_out=True)
+    code, out, _ = run(write_csv(tmp_path / "f.csv", ROWS), leave_one_out=True, answered_only=True)
     assert code == 0
     rows = parse(out)
     for name, value in EXPECTED_LOO_MEAN.items():
@@ -126,7 +133,7 @@ def test_leave_one_out(tmp_path: Path) -> None:
 
 def test_out_file_is_written(tmp_path: Path) -> None:
     target = tmp_path / "scores.csv"
-    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS), out=target)
+    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS), out=target, answered_only=True)
     assert code == 0 and out == ""
     assert "wrote 3 rows" in err
     text = target.read_text(encoding="utf-8")
@@ -174,7 +181,7 @@ def test_repeated_forecasts_keep_the_last(tmp_path: Path) -> None:
                                      ("YES", "no"), ("1.0", "0.0")])
 def test_outcomes_may_be_written_as_words_in_any_case(tmp_path: Path, yes: str, no: str) -> None:
     rows = [("a", "q1", "0.3", yes), ("a", "q2", "0.4", no), ("b", "q1", "0.5", yes), ("b", "q2", "0.5", "")]
-    code, out, err = run(write_csv(tmp_path / "f.csv", rows))
+    code, out, err = run(write_csv(tmp_path / "f.csv", rows), answered_only=True)
     assert code == 0, err
     got = parse(out)
     assert float(got["a"]["brier"]) == pytest.approx((0.7**2 + 0.4**2) / 2)
@@ -262,7 +269,7 @@ def test_proper_and_difficulty_adjusted_columns_per_batch(tmp_path: Path) -> Non
                     "A,f1,q1,0.8,1\nA,f1,q2,0.3,0\nA,f2,q1,0.6,1\nA,f2,q2,0.5,0\nA,f3,q3,0.4,\n"
                     "B,good,easy,0.9,1\nB,good,hard,0.6,1\nB,lucky,easy,0.8,1\nB,other,hard,0.5,1\n",
                     encoding="utf-8")
-    code, out, _ = run(path)
+    code, out, _ = run(path, answered_only=True)
     assert code == 0
     rows = {(r["batch"], r["forecaster"]): r for r in csv.DictReader(io.StringIO(out))}
     f1, f2, f3 = rows[("A", "f1")], rows[("A", "f2")], rows[("A", "f3")]
@@ -291,3 +298,75 @@ def test_the_bootstrap_progress_counts_batches_in_english(tmp_path: Path) -> Non
     stdout, stderr = io.StringIO(), io.StringIO()
     assert score_command(str(write_csv(tmp_path / "f.csv", rows)), None, False, stdout, stderr, bootstrap=20) == 0
     assert "1/1 batch — all" in stderr.getvalue() and "batchs" not in stderr.getvalue()
+
+
+def test_by_default_every_forecaster_is_scored_on_every_question_of_its_batch(tmp_path: Path) -> None:
+    code, out, err = run(write_csv(tmp_path / "f.csv", ROWS))
+    assert code == 0
+    assert out.splitlines()[0] == HEADER
+    assert "scored 3 missing forecasts as 0.5" in err  # a's q3, c's q2 and q3
+    rows = parse(out)
+    for name, (n, n_forecasts, n_answered, brier) in EXPECTED_ALL.items():
+        row = rows[name]
+        assert row["scored_on"] == "every question (missing = 0.5)"
+        assert (int(row["n"]), int(row["n_forecasts"]), int(row["n_answered"])) == (n, n_forecasts, n_answered)
+        assert float(row["brier"]) == pytest.approx(brier, rel=1e-12)
+    # the crowd proxy pools the imputed 0.5s too: q1 mean 0.5, q2 (0.9 + 0.5 + 0.5) / 3, q3 (0.5 + 0.4 + 0.5) / 3
+    q2, q3 = 1.9 / 3, 1.4 / 3
+    assert float(rows["c"]["proxy_mean"]) == pytest.approx((0.2**2 + (0.5 - q2) ** 2 + (0.5 - q3) ** 2) / 3)
+
+
+def test_a_market_copier_that_leaves_the_hard_questions_out_does_not_rank_first(tmp_path: Path) -> None:
+    """The forecaster of issue 26: the market's price where it is ≤ 0.10 or ≥ 0.90, nothing elsewhere, against an
+    honest forecaster that beats the market everywhere. Scored on its answers alone the copier leads with P(first)
+    near 1; scored on every question it ranks second, as stating 0.5 on the hard ones would."""
+    rows = []
+    for i in range(60):
+        yes = i % 2 == 0
+        if i < 20:  # near-certain: priced 0.05 / 0.95, resolving as priced
+            price = 0.95 if yes else 0.05
+            rows += [("copier", f"q{i}", f"{price}", str(int(yes))),
+                     ("honest", f"q{i}", "0.97" if yes else "0.03", str(int(yes)))]
+        else:  # in band: the honest forecaster leans the right way
+            rows.append(("honest", f"q{i}", "0.7" if yes else "0.3", str(int(yes))))
+    path = write_csv(tmp_path / "f.csv", rows)
+
+    def first(answered_only: bool) -> tuple[str, dict[str, dict[str, str]]]:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        assert score_command(str(path), None, False, stdout, stderr, bootstrap=300,
+                             answered_only=answered_only) == 0
+        got = parse(stdout.getvalue())
+        return min(got, key=lambda f: float(got[f]["brier"])), got
+
+    leader, alone = first(answered_only=True)
+    assert leader == "copier" and float(alone["copier"]["p_first"]) > 0.95
+    assert alone["copier"]["n_answered"] == alone["copier"]["n_forecasts"] == "20"
+    leader, every = first(answered_only=False)
+    assert leader == "honest" and float(every["honest"]["p_first"]) > 0.95
+    assert (every["copier"]["n_answered"], every["copier"]["n_forecasts"]) == ("20", "60")
+    assert float(every["copier"]["brier"]) == pytest.approx((20 * 0.05**2 + 40 * 0.25) / 60)
+    assert float(every["honest"]["brier"]) == pytest.approx((20 * 0.03**2 + 40 * 0.09) / 60)
+    assert float(every["copier"]["brier_adjusted"]) > float(every["honest"]["brier_adjusted"])
+    assert float(every["copier"]["irt_skill"]) < float(every["honest"]["irt_skill"])
+
+
+def test_the_scores_do_not_depend_on_the_order_of_the_lines(tmp_path: Path) -> None:
+    rows = [(f, f"q{i}", f"{(i * 7 + len(f)) % 97 / 100 + 0.01:.2f}", str(i % 2)) for i in range(25)
+            for f in ("a", "bb", "ccc")]
+    _, forward, _ = run(write_csv(tmp_path / "f.csv", rows))
+    _, backward, _ = run(write_csv(tmp_path / "r.csv", rows[::-1]))
+    assert forward == backward
+
+
+def test_two_outcomes_for_one_question_are_refused(tmp_path: Path) -> None:
+    rows = [("a", "q1", "0.3", "1"), ("b", "q1", "0.5", ""), ("c", "q1", "0.5", "0"), ("a", "q2", "0.5", "1")]
+    code, out, err = run(write_csv(tmp_path / "f.csv", rows))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("arena score: ")
+    assert "question 'q1' has two different outcomes, line 2 (1) and line 4 (0) — give every row" in err
+    # a blank outcome on another row of the question is no contradiction; nor is one question in two batches
+    ok = [("a", "q1", "0.3", "1"), ("b", "q1", "0.5", "")]
+    assert run(write_csv(tmp_path / "ok.csv", ok))[0] == 0
+    batches = write_csv(tmp_path / "b.csv", [("x", "a", "q", "0.3", "1"), ("y", "a", "q", "0.3", "0")],
+                        header="batch,forecaster,question,probability,outcome")
+    assert run(batches)[0] == 0
