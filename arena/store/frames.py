@@ -266,9 +266,11 @@ def _joined(facts: pd.DataFrame, lookups: list[tuple[str, pd.DataFrame]]) -> pd.
 
 def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: datetime | None = None, *,
                order: bool = False) -> pd.DataFrame:
-    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes, in the order the fills
-    were recorded. With `as_of`: only fills recorded by then, scored against the resolutions recorded by then.
-    With `order`: an `_order` column (the fill's id) says where each row stands among every cohort's rows.
+    """One row per BUY fill, in the columns `scoring.leaderboard.per_bet_scores` takes, by cohort id, then agent
+    id, then in the order the agent's fills were recorded: seats deciding at once record their fills in any
+    order, which must not change a sum over them (a model's bets across cohorts, say). With `as_of`: only fills
+    recorded by then, scored against the resolutions recorded by then. With `order`: an `_order` column (cohort
+    id × 2³² + the row's place in its cohort) says where each row stands among every cohort's rows.
 
     A bet on a named outcome of a multi-outcome market is scored as a YES bet on "that outcome wins", at that
     outcome's price; a NO bet on a binary market has YES price 1 − the price paid.
@@ -277,7 +279,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
         select(FillRow.cohort_id, FillRow.agent_id, FillRow.market_id, FillRow.outcome, FillRow.cost_micros,
                FillRow.price_ppm, FillRow.decision_id, FillRow.at, FillRow.id)
         .where(FillRow.kind == "buy", FillRow.decision_id.is_not(None))  # type: ignore[union-attr]
-        .order_by(FillRow.id)
+        .order_by(FillRow.cohort_id, FillRow.agent_id, FillRow.id)
     )
     if cohort_ids is not None:
         q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
@@ -286,6 +288,9 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     fills = read_frame(session, q, ["cohort_id", "agent_id", "market_id", "outcome", "amount", "price_ppm",
                                     "decision_id", "at", "_order"],
                        ["int", "int", "str", "str", "int", "int", "int", "time", "int"])
+    if len(fills):
+        cohort = fills["cohort_id"].astype("int64")
+        fills["_order"] = cohort * (1 << 32) + fills.groupby(cohort, sort=False).cumcount().astype("int64")
     bets = _joined(fills, [  # the fills' cohort, agent, decision and market, looked up by id (an inner join)
         *_cohort_dimensions(session, cohort_ids),
         ("decision_id", _dimension(

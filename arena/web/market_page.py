@@ -101,7 +101,9 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
         tq = (select(FillRow.market_id, FillRow.at, FillRow.agent_id, AgentRow.name, CohortRow.name, FillRow.kind,
                      FillRow.outcome, FillRow.shares, FillRow.price_ppm, FillRow.cash_micros)
               .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
-              .order_by(FillRow.at, FillRow.id))
+              # by time, then seat (ids made in lineup order), then the seat's own fills in the order recorded:
+              # seats deciding at once record their fills in any order, which must not reorder the page
+              .order_by(FillRow.at, FillRow.cohort_id, FillRow.agent_id, FillRow.id))
         trades = conn.execute(where_in(tq, FillRow.market_id, filt)).all()
         rq = (select(ResolutionRow.market_id, ResolutionRow.version, ResolutionRow.kind, ResolutionRow.payouts,
                      ResolutionRow.resolved_at, ResolutionRow.recorded_at, ResolutionRow.source)

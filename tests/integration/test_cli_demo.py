@@ -69,6 +69,43 @@ def test_demo_is_deterministic_for_a_seed(tmp_path, capsys):
     assert outs[0] == outs[1]
 
 
+def test_two_identical_demos_give_the_same_bytes(tmp_path, _pg_database, capsys):
+    """Two runs of the same demo into two databases: the boards as JSON and every page of the site are equal byte
+    for byte, although the seats of a round decide at once and record their answers and fills in any order (the
+    sums run over rows in a fixed order). Only the render's own bookkeeping and the operations page, whose job runs
+    name the process that ran them, may differ."""
+    import uuid
+
+    from sqlalchemy import text
+
+    def new_url() -> str:
+        if _pg_database is None:
+            return f"sqlite:///{tmp_path / uuid.uuid4().hex[:8]}.sqlite"
+        schema = f"t_{uuid.uuid4().hex[:12]}"
+        eng = make_engine(_pg_database.render_as_string(hide_password=False))
+        with eng.begin() as c:
+            c.execute(text(f'CREATE SCHEMA "{schema}"'))
+        eng.dispose()
+        return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
+            hide_password=False)
+
+    boards, sites = [], []
+    for run in ("one", "two"):
+        url = new_url()
+        assert main([*SMALL, "--db", url]) == 0
+        capsys.readouterr()
+        assert main(["leaderboard", "--db", url, "--format", "json", "--as-of", "2026-06-01"]) == 0
+        boards.append(capsys.readouterr().out)
+        out = tmp_path / run
+        assert main(["render", "--db", url, "--out", str(out), "--as-of", "2026-06-01"]) == 0
+        sites.append({str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()
+                      and p.name not in (".arena-site.json", "operations.html")})
+    assert '"crowd_proxy": 0.' in boards[0] and '"n_answered": ' in boards[0]
+    assert boards[0] == boards[1]
+    assert len(sites[0]) > 50 and sites[0].keys() == sites[1].keys()
+    assert [k for k in sites[0] if sites[0][k] != sites[1][k]] == []
+
+
 def test_demo_refuses_a_start_that_is_not_sunday(capsys):
     assert main(["demo", "--start", "2026-01-05", "--db", "sqlite://"]) == 2
     assert "Sunday" in capsys.readouterr().err
@@ -87,11 +124,13 @@ def test_score_command_writes_the_documented_columns(tmp_path, capsys):
     out = tmp_path / "scores.csv"
     assert main(["score", str(f), "--out", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["batch", "forecaster", "n", "n_forecasts", "brier", "proxy_mean", "proxy_median",
-                                "proxy_ext_mean", "proxy_logit_pool", "log_score", "spherical_score",
-                                "brier_adjusted", "irt_skill"]
+    assert list(df.columns) == ["batch", "forecaster", "n", "n_forecasts", "n_answered", "scored_on", "brier",
+                                "proxy_mean", "proxy_median", "proxy_ext_mean", "proxy_logit_pool", "log_score",
+                                "spherical_score", "brier_adjusted", "irt_skill"]
     a = df[df.forecaster == "a"].iloc[0]
     assert a["n"] == 2 and abs(a["brier"] - (0.2**2 + 0.3**2) / 2) < 1e-12
+    b = df[df.forecaster == "b"].iloc[0]  # its q2 row was dropped (1.7): scored as a stated 0.5
+    assert b["n_answered"] == 1 and abs(b["brier"] - (0.4**2 + 0.5**2) / 2) < 1e-12
     assert "dropped 1" in capsys.readouterr().err
 
 

@@ -31,16 +31,18 @@ def _latest_resolution(s: Session, market_id: str, as_of) -> tuple[str, dict] | 
 def _oracle_bets(s: Session, ids: list[int] | None, as_of) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     q = (select(CohortRow.name, AgentRow.name, FillRow.market_id, FillRow.outcome, FillRow.cost_micros,
                 DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros, FillRow.decision_id, MarketRow.kind,
-                FillRow.id)
+                FillRow.cohort_id)
          .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
          .join(DecisionRow, DecisionRow.id == FillRow.decision_id).join(MarketRow, MarketRow.id == FillRow.market_id)
-         .where(FillRow.kind == "buy").order_by(FillRow.id))
+         # the frame's fixed order: cohort, agent, then the agent's fills as recorded
+         .where(FillRow.kind == "buy").order_by(FillRow.cohort_id, FillRow.agent_id, FillRow.id))
     if ids is not None:
         q = q.where(FillRow.cohort_id.in_(ids))  # type: ignore[attr-defined]
     if as_of is not None:
         q = q.where(FillRow.at <= as_of)
     df = rows_frame(s.execute(q).all(), ["cohort", "agent", "market_id", "outcome", "amount", "cash_at_decision",
-                                         "max_bet", "decision_id", "market_kind", "_order"])
+                                         "max_bet", "decision_id", "market_kind", "cid"])
+    df["_order"] = df["cid"] * 2**32 + df.groupby("cid").cumcount()  # (cohort id, place in the cohort)
     outcome_yes, void = [], []
     for market, outcome in zip(df["market_id"], df["outcome"]):
         res = _latest_resolution(s, market, as_of)
