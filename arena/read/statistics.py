@@ -89,7 +89,8 @@ def _price_now(session: Session, as_of: datetime, bets: pd.DataFrame) -> pd.Seri
 
 
 def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
-    """Stated forecasts with the market's kind, group and resolution: agent, cohort, question, probability."""
+    """Stated forecasts (answered only: calibration and consistency judge what was said) with the market's kind,
+    group and resolution: agent, cohort, question, probability."""
     rows = session.connection().execute(
         select(CohortRow.name, AgentRow.name, ForecastRow.market_id, ForecastRow.source, ForecastRow.probability,
                DecisionRow.round_key, DecisionRow.id, MarketRow.kind, MarketRow.group_id,
@@ -102,6 +103,8 @@ def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
     ).all()
     df = rows_frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
                        "group_id", "market_price_ppm", "decided_at"])
+    # a fixed order (the seats' answers are recorded in any order), so every sum over them is the same bits
+    df = df.sort_values(["cohort", "round", "market_id", "agent", "source"], kind="stable").reset_index(drop=True)
     res = latest_resolutions(session).set_index("market_id")
     outcome, winner = [], []
     for mid in df["market_id"]:
