@@ -543,6 +543,7 @@ def _replay_run(args: argparse.Namespace) -> int:
     from arena.venues.replay import ReplayVenue
     from arena.jobs.runtime import Runtime, configure
     from arena.jobs.simulated import replay_schedule, run_simulated
+    from arena.ops.operations import expire_claims, unfinished
 
     started = time.perf_counter()
     try:
@@ -572,7 +573,11 @@ def _replay_run(args: argparse.Namespace) -> int:
     clock = FixedClock(start)
     rt = configure(Runtime(engine=engine, clock=clock, config=config, environ=dict(os.environ),
                            site_dir=Path(args.site) if args.site else None, sync_venues=("replay",),
-                           clients={"replay": replay}, replay_path=Path(args.file)))
+                           clients={"replay": replay}, replay_path=Path(args.file), owns_store=True))
+    runs_left, seats_left = expire_claims(engine)  # a run that owns its store resumes a dead one's claims at once
+    if runs_left or seats_left:
+        print(f"resuming: {runs_left} job run(s) and {seats_left} decision(s) left claimed by a run that died",
+              flush=True)
     print(f"arena replay run: {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped), "
           f"{start:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, lineup: "
           + ", ".join(a.name for a in config.lineup), flush=True)
@@ -585,8 +590,15 @@ def _replay_run(args: argparse.Namespace) -> int:
     if run.failures:
         print(f"{len(run.failures)} failed job runs (retried by the next tick of the same period), first: "
               f"{run.failures[0]}", file=sys.stderr)
-    print(f"database: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s); "
+    db = engine.url.render_as_string(hide_password=True)
+    print(f"database: {db}   ({time.perf_counter() - started:.1f} s); "
           f"`arena render --out DIR --db URL --at T` shows the standings at any simulated time")
+    left = unfinished(engine)
+    if run.failures or left:
+        print(f"arena: the replay run is incomplete: {len(run.failures)} failed job run(s), {len(left)} period(s) "
+              f"or decision(s) left unfinished" + (f", first: {left[0]}" if left else "")
+              + f" — see `arena jobs list --db {db}`, fix the cause and re-run with --db {db} --force", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -33,14 +33,19 @@ class Runtime:
     books: Any = None  # token id → order book; None: the Polymarket client's live book (see `live_books`)
     live_books: bool | None = None  # fetch live CLOB books at decision time; None: only on the system clock
     endpoint_limits: Any = None  # arena.ops.endpoint_slots.EndpointLimits of the decision round, if any
-
+    # A simulated run owns its store: no other process works on it, so its leases are measured on its own
+    # (simulated) clock — a claim is dead once the simulated time has moved past it, however fast that is.
+    owns_store: bool = False
 
     def lease(self) -> Any:
         """The lease of this process's claims: ARENA_LEASE_SECONDS, else the config's [operations] lease_seconds."""
         from arena.ops.leases import LeasePolicy
 
         seconds = self.config.operations.lease_seconds if self.config is not None else None
-        return LeasePolicy.from_env() if seconds is None else LeasePolicy.from_env(default=seconds)
+        policy = LeasePolicy.from_env() if seconds is None else LeasePolicy.from_env(default=seconds)
+        if self.owns_store:
+            return LeasePolicy(policy.seconds, clock=self.clock.now)
+        return policy
 
 
 _current: Runtime | None = None

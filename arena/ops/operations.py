@@ -24,7 +24,7 @@ from sqlmodel import Session
 
 from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.store.engine import session_scope
-from arena.store.tables import JobRunRow
+from arena.store.tables import DecisionRow, JobRunRow
 
 RETRYABLE = ("failed", "incomplete")
 _claims = itertools.count(1)
@@ -131,6 +131,30 @@ def run_once(engine: Engine, job: str, period_key: str, clock: Any,
         # our lease expired and another process took the period over; it records the outcome
         return JobOutcome(job, period_key, "lost", counts)
     return JobOutcome(job, period_key, status, counts)
+
+
+def expire_claims(engine: Engine) -> tuple[int, int]:
+    """Expire the lease of every job run left `running` and every decision left `claimed`, so the next tick
+    takes them over at once: for a process that owns its store (a simulated run), where any claim it finds on
+    starting was left by a dead predecessor — no other process can be holding it. (job runs, decisions)."""
+    with session_scope(engine) as s:
+        runs = s.execute(update(JobRunRow).where(JobRunRow.status == "running")  # type: ignore[arg-type]
+                         .values(lease_until=None)).rowcount
+        seats = s.execute(update(DecisionRow).where(DecisionRow.status == "claimed")  # type: ignore[arg-type]
+                          .values(lease_until=None)).rowcount
+    return int(runs or 0), int(seats or 0)
+
+
+def unfinished(engine: Engine) -> list[str]:
+    """What a run left undone: job-run periods not finished ok ("job [period]: status") and decisions still
+    claimed ("decision agent #id [round]: claimed"), oldest first."""
+    with Session(engine) as s:
+        runs = [f"{r.job} [{r.period_key}]: {r.status}" for r in s.scalars(
+            select(JobRunRow).where(JobRunRow.status.in_(("running", "failed", "incomplete")))  # type: ignore[attr-defined]
+            .order_by(JobRunRow.started_at, JobRunRow.id))]
+        seats = [f"decision of agent #{d.agent_id} [{d.round_key}]: claimed" for d in s.scalars(
+            select(DecisionRow).where(DecisionRow.status == "claimed").order_by(DecisionRow.id))]
+    return runs + seats
 
 
 def recent_runs(engine: Engine, limit: int = 200) -> list[JobRunRow]:
