@@ -82,6 +82,7 @@ _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
 _URL = re.compile(r"https?://[^\s/]+(/\S*)?")
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CREDENTIAL_HEADER = re.compile(r"key|token|secret|auth|cookie|passw|session|signature", re.IGNORECASE)
 # Amounts beyond this are typos (and would overflow sums of micro-USD in 64-bit columns).
 MAX_AMOUNT_USD = 1_000_000_000
 UNKNOWN_KEY = "unknown key (check the spelling; see arena.example.toml)"
@@ -218,6 +219,10 @@ def _headers(value: Any) -> Mapping[str, str]:
             # Never echo the value: an Authorization header holds a key.
             raise _bad("is set by the agent itself and cannot be overridden (the key travels only in "
                        "Authorization, read from api_key_env)", sub=name)
+        if _CREDENTIAL_HEADER.search(name):
+            # Header values are frozen into the cohort's lineup (stored), so none may hold a secret.
+            raise _bad("looks like a credential header; header values are stored with the cohort's lineup, so "
+                       "the key travels only in Authorization, read from api_key_env", sub=name)
         if not isinstance(v, str) or "\r" in v or "\n" in v:
             raise _bad("must be a one-line string", sub=name)
     return MappingProxyType(dict(value))
@@ -518,8 +523,8 @@ class AgentConfig(_Model):
             "kind": self.kind, "model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
             "temperature": self.temperature, "max_tokens": self.max_tokens,
             "max_completion_tokens": self.max_completion_tokens, "reasoning_effort": self.reasoning_effort,
-            # header names only: a value might be a credential someone should not have put there
-            "extra_headers": sorted(self.extra_headers), "extra_body": dict(self.extra_body),
+            # the values too (a seat is rebuilt from this record); credential-like headers are refused
+            "extra_headers": dict(self.extra_headers), "extra_body": dict(self.extra_body),
             "max_reply_bytes": self.max_reply_bytes,
             "price_per_million_input": self.price_per_million_input,
             "price_per_million_output": self.price_per_million_output,
@@ -529,9 +534,12 @@ class AgentConfig(_Model):
         }
 
     def _tools_json(self) -> dict[str, Any]:
-        """The tool keys of `to_json` (only the track when the seat has no tools)."""
+        """The tool keys of `to_json` (without tools: the track, and the tool limits only where they were changed,
+        so that the seat rebuilds exactly)."""
         if not self.tools:
-            return {"track": self.track}
+            changed = {k: getattr(self, k) for k in ("max_tool_rounds", "tool_result_chars")
+                       if getattr(self, k) != type(self).model_fields[k].default}
+            return {"track": self.track, **changed}
         return {"track": self.track, "tools": list(self.tools), "max_tool_rounds": self.max_tool_rounds,
                 "tool_result_chars": self.tool_result_chars, "web_search_url": self.web_search_url,
                 "web_search_key_env": self.web_search_key_env}

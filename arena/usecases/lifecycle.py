@@ -59,31 +59,64 @@ class MissingKeyAgent:
         raise ConfigError(f"the API key variable {self.env_var} is not set in the environment", reason="missing_key")
 
 
+@dataclass
+class UnbuildableAgent:
+    """Stands in for a seat whose frozen lineup entry cannot be rebuilt: every decision fails with the reason
+    (recorded), and the other seats of the round decide as usual."""
+
+    name: str
+    why: str
+
+    def decide(self, view: AgentView) -> Decision:
+        raise ConfigError(f"agent {self.name!r}: its frozen lineup entry cannot be rebuilt ({self.why})",
+                          reason="unbuildable")
+
+
+def _why(exc: Exception) -> str:
+    """A rebuild error in words, without the values (a frozen record is not shown back)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            return "; ".join(f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', '')}"
+                             for e in errors(include_input=False))[:500]
+        except Exception:  # noqa: BLE001 - fall back to the type's name
+            pass
+    return type(exc).__name__
+
+
 def build_agent(row: AgentRow, environ: Mapping[str, str], *, transport: httpx.BaseTransport | None = None,
                 max_markets: int | None = None, client: httpx.Client | None = None, live: bool = False
                 ) -> Agent | None:
     """The agent a cohort's frozen lineup seat names, rebuilt from what was frozen (not from today's file).
-    None for seats that cannot be rebuilt (the demo's scripted agents). `live`: the round decides at the present
-    moment, so a seat with web search gets its endpoint (see `agent_from_config`)."""
+    None for seats that cannot be rebuilt by design (the demo's scripted agents); an `UnbuildableAgent` for a
+    seat of a known kind whose record this version refuses, so it fails alone. `live`: the round decides at the
+    present moment, so a seat with web search gets its endpoint (see `agent_from_config`)."""
     if row.kind not in AGENT_KINDS:
         return None
     record = dict(row.config or {})
-    if record.get("extra_headers") == []:  # frozen as the header names only (no values): none were set
+    headers = record.get("extra_headers")
+    if headers == []:  # frozen as the header names only (no values): none were set
         record["extra_headers"] = {}
+    elif isinstance(headers, list):
+        return UnbuildableAgent(row.name, "it was frozen with the names of its extra_headers but not their "
+                                          "values; the next cohort freezes both")
     try:
         entry = AgentConfig(name=row.name, **record)
-    except (TypeError, ConfigError):
-        return None
-    if entry.is_llm:
-        if not environ.get(entry.api_key_env):
-            return MissingKeyAgent(row.name, entry.api_key_env)
-        kw: dict[str, Any] = {"client": client} if client is not None else {"transport": transport}
-        if max_markets is not None:
-            kw["max_markets"] = max_markets
-        if live and WEB_SEARCH in entry.tools and not environ.get(entry.web_search_key_env):
-            return MissingKeyAgent(row.name, entry.web_search_key_env)
-        return agent_from_config(entry, environ, live=live, **kw)
-    return agent_from_config(entry, environ)
+    except Exception as exc:  # noqa: BLE001 - any refusal of the record: this seat fails alone
+        return UnbuildableAgent(row.name, _why(exc))
+    try:
+        if entry.is_llm:
+            if not environ.get(entry.api_key_env):
+                return MissingKeyAgent(row.name, entry.api_key_env)
+            kw: dict[str, Any] = {"client": client} if client is not None else {"transport": transport}
+            if max_markets is not None:
+                kw["max_markets"] = max_markets
+            if live and WEB_SEARCH in entry.tools and not environ.get(entry.web_search_key_env):
+                return MissingKeyAgent(row.name, entry.web_search_key_env)
+            return agent_from_config(entry, environ, live=live, **kw)
+        return agent_from_config(entry, environ)
+    except Exception as exc:  # noqa: BLE001 - as above
+        return UnbuildableAgent(row.name, _why(exc))
 
 
 def deciding_cohorts(engine: Engine, now: datetime, newest: int) -> list[CohortRow]:
