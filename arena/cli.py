@@ -212,10 +212,16 @@ def _load_config(path: str | None):  # type: ignore[no-untyped-def]
     from arena.config import default_config, load_config
 
     if path:
-        return load_config(path)
-    if Path("arena.toml").is_file():
-        return load_config("arena.toml")
-    return default_config()
+        config = load_config(path)
+    elif Path("arena.toml").is_file():
+        config = load_config("arena.toml")
+    else:
+        return default_config()
+    for job in config.schedule.never_firing(datetime.now(timezone.utc)):
+        print(f"arena: warning: {config.source}: [schedule] {job} = {config.schedule.jobs[job]!r} matches no date, so "
+              f"{job} never runs — give a crontab string that fires (minute hour day month weekday, UTC)",
+              file=sys.stderr)
+    return config
 
 
 def _check_runtime_args(args: argparse.Namespace) -> None:
@@ -940,6 +946,22 @@ def _fail(problem: str, fix: str, code: int) -> int:
     return code
 
 
+def _default_fix(exc: ArenaError) -> str:
+    """The fix of an error raised without one, by its kind: every line says what to do."""
+    from arena.errors import ConfigError, DatabaseURLError, NotFound, StoreError
+
+    if isinstance(exc, ConfigError):
+        return ("correct it in the configuration (arena.example.toml documents every key; "
+                "docs/configuration.md every range)")
+    if isinstance(exc, DatabaseURLError):
+        return "give an SQLAlchemy URL like sqlite:///FILE or postgresql://user@host/dbname"
+    if isinstance(exc, StoreError):
+        return "check the database URL (--db or ARENA_DATABASE_URL) and that the database is reachable"
+    if isinstance(exc, NotFound):
+        return "check the name (`arena leaderboard` lists the cohorts and seats)"
+    return "see `arena <command> --help` and the README"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code. The one boundary where expected failures become one line on
     stderr (`arena: <problem> — <fix>`) and exit 1 (the world failed) or 2 (the input was wrong); anything else
@@ -953,7 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ArenaError as exc:
-        return _fail(exc.message, exc.fix, exc.exit_code)
+        return _fail(exc.message, exc.fix or _default_fix(exc), exc.exit_code)
     except (ArgumentError, NoSuchModuleError) as exc:
         return _fail(f"bad database URL or driver: {exc}", "give an SQLAlchemy URL like sqlite:///FILE or "
                                                            "postgresql://user@host/dbname", 2)

@@ -17,6 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
@@ -72,6 +73,11 @@ TRACKS = ("model", "agent")
 # Job ids the scheduler knows (jobs/scheduler.py); a [schedule] key outside this set is a typo.
 KNOWN_JOBS = SCHEDULED_JOBS  # the job registry's scheduled jobs: the keys [schedule] may name
 INTERVAL_UNITS = ("weeks", "days", "hours", "minutes", "seconds")
+_UNIT_SECONDS = {"weeks": 604_800, "days": 86_400, "hours": 3600, "minutes": 60, "seconds": 1}
+MAX_INTERVAL_DAYS = 366
+# The documented range of each baseline parameter (inclusive): what the baselines can run with.
+PARAM_RANGES: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "seed": (0, 2**32 - 1), "max_bets": (0, 1000), "alpha": (0.01, 100.0), "kelly_multiplier": (0.01, 10.0)})
 # The keys of an [[agents]] table that only an LLM seat takes (a baseline refuses them).
 _LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
              "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
@@ -161,6 +167,9 @@ def _trigger(value: Any) -> str | Mapping[str, int] | None:
         for unit, n in value.items():
             if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
                 raise _bad(f"interval {unit} must be a positive integer, got {n!r}")
+        if sum(n * _UNIT_SECONDS[u] for u, n in value.items()) > MAX_INTERVAL_DAYS * 86_400:
+            raise _bad(f"an interval must be at most {MAX_INTERVAL_DAYS} days (a longer one never runs in practice), "
+                       f"got {value!r}")
         return MappingProxyType(dict(value))
     raise _bad(f"must be a crontab string or an interval table like {{ minutes = 15 }}, got {value!r}")
 
@@ -265,6 +274,9 @@ def _params(value: Any, info: ValidationInfo) -> Mapping[str, Any]:
             raise _bad(f"must be a number, got {v!r}", sub=key)
         if key in ("seed", "max_bets") and not isinstance(v, int):
             raise _bad(f"must be an integer, got {v!r}", sub=key)
+        low, high = PARAM_RANGES[key]
+        if not low <= v <= high:
+            raise _bad(f"must be a number ≥ {low} and ≤ {high}, got {v!r}", sub=key)
     return MappingProxyType(dict(value))
 
 
@@ -314,18 +326,18 @@ class CohortConfig(_Model):
     starting_cash: USD = Money.of(10_000)
     max_bet_fraction: Annotated[Decimal, Field(gt=0, le=1), Expect("a number in (0, 1]")] = Decimal("0.25")
     min_bet: USD = Money.of(50)
-    max_actions: Annotated[Count, Field(ge=1)] = 20  # per decision
-    decision_weeks: Annotated[Count, Field(ge=1)] = 5  # weekly decision rounds per cohort
-    newest_cohorts: Annotated[Count, Field(ge=1)] = 5  # K: agents decide in each of the newest K open cohorts
-    forecast_set_size: Annotated[Count, Field(ge=0)] = 20  # markets every agent must state P(YES) for, per round
-    universe_size: Annotated[Count, Field(ge=1)] = 100  # markets in a cohort's universe (top N by `rank_by`)
+    max_actions: Annotated[Count, Field(ge=1, le=1000)] = 20  # per decision
+    decision_weeks: Annotated[Count, Field(ge=1, le=104)] = 5  # weekly decision rounds per cohort
+    newest_cohorts: Annotated[Count, Field(ge=1, le=104)] = 5  # K: agents decide in each of the newest K open cohorts
+    forecast_set_size: Annotated[Count, Field(ge=0, le=1000)] = 20  # markets every agent must state P(YES) for, per round
+    universe_size: Annotated[Count, Field(ge=1, le=100_000)] = 100  # markets in a cohort's universe (top N by `rank_by`)
     rank_by: Literal[RANK_BY] = "volume_24h"  # type: ignore[valid-type]
-    horizon_days: Annotated[Count, Field(ge=1)] = 60  # markets closing later than this are left out
+    horizon_days: Annotated[Count, Field(ge=1, le=3660)] = 60  # markets closing later than this are left out
     # the forecast set (`domain.forecast_set`, band-v1): YES price at decision time in this band, at most this many
     # markets of one event besides the complete groups
     forecast_band: Band = DEFAULT_BAND
-    forecast_max_per_event: Annotated[Count, Field(ge=0)] = DEFAULT_MAX_PER_EVENT
-    prompt_markets: Annotated[Count, Field(ge=1)] = 100  # at most this many markets listed in a prompt
+    forecast_max_per_event: Annotated[Count, Field(ge=0, le=1000)] = DEFAULT_MAX_PER_EVENT
+    prompt_markets: Annotated[Count, Field(ge=1, le=10_000)] = 100  # at most this many markets listed in a prompt
     prompt_version: Literal[PROMPT_VERSIONS] = DEFAULT_PROMPT_VERSION  # type: ignore[valid-type]
     exclude_keywords: Strings = DEFAULT_EXCLUDED_KEYWORDS
     exclude_categories: Strings = ()
@@ -375,6 +387,19 @@ class ScheduleConfig(_Model):
     def overrides(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.jobs.items()}
 
+    def never_firing(self, now: datetime) -> list[str]:
+        """The jobs whose crontab string matches no time in the 8 years from `now` (e.g. "0 0 30 2 *", the 30th
+        of February): valid, but the job would never run."""
+        from apscheduler.triggers.cron import CronTrigger
+
+        out = []
+        for job, trigger in self.jobs.items():
+            if isinstance(trigger, str):
+                nxt = CronTrigger.from_crontab(trigger, timezone="UTC").get_next_fire_time(None, now)
+                if nxt is None or nxt > now + timedelta(days=8 * 366):
+                    out.append(job)
+        return out
+
 
 
 class OperationsConfig(_Model):
@@ -383,8 +408,8 @@ class OperationsConfig(_Model):
     `lease_seconds` a claim stays held without its holder's heartbeat (the ARENA_LEASE_SECONDS environment
     variable overrides it)."""
 
-    decision_attempts: Annotated[Count, Field(ge=1)] = 3
-    retry_window_hours: Annotated[Count, Field(ge=0)] = 24
+    decision_attempts: Annotated[Count, Field(ge=1, le=100)] = 3
+    retry_window_hours: Annotated[Count, Field(ge=0, le=168)] = 24  # within the round's week
     lease_seconds: Annotated[Number, Field(gt=0.0, le=86_400.0)] = 120.0
 
 
@@ -408,17 +433,17 @@ class AgentConfig(_Model):
         "the NAME of an environment variable (letters, digits and _, e.g. \"OPENROUTER_API_KEY\"), not the key "
         "itself", echo=False)] = DEFAULT_API_KEY_ENV
     temperature: Annotated[Number | None, Field(ge=0.0, le=2.0)] = None
-    max_tokens: Annotated[Count, Field(ge=1)] = 4096
-    max_completion_tokens: Annotated[Count | None, Field(ge=1)] = None
+    max_tokens: Annotated[Count, Field(ge=1, le=10_000_000)] = 4096
+    max_completion_tokens: Annotated[Count | None, Field(ge=1, le=10_000_000)] = None
     reasoning_effort: Literal[REASONING_EFFORTS] | None = None  # type: ignore[valid-type]
     extra_headers: Annotated[Mapping[str, str], PlainValidator(_headers)] = Field(default_factory=lambda: _EMPTY)
     extra_body: Annotated[Mapping[str, Any], PlainValidator(_body)] = Field(default_factory=lambda: _EMPTY)
-    max_reply_bytes: Annotated[Count, Field(ge=1024)] = DEFAULT_MAX_REPLY_BYTES
-    price_per_million_input: Annotated[Number | None, Field(ge=0.0)] = None
-    price_per_million_output: Annotated[Number | None, Field(ge=0.0)] = None
-    max_repairs: Annotated[Count, Field(ge=0)] = 2
-    max_retries: Annotated[Count, Field(ge=0)] = 4  # transport retries (429, 5xx, network) per model call
-    timeout_s: Annotated[Number, Field(gt=0.0)] = 120.0
+    max_reply_bytes: Annotated[Count, Field(ge=1024, le=64 * 1024 * 1024)] = DEFAULT_MAX_REPLY_BYTES
+    price_per_million_input: Annotated[Number | None, Field(ge=0.0, le=1_000_000.0)] = None
+    price_per_million_output: Annotated[Number | None, Field(ge=0.0, le=1_000_000.0)] = None
+    max_repairs: Annotated[Count, Field(ge=0, le=10)] = 2
+    max_retries: Annotated[Count, Field(ge=0, le=20)] = 4  # transport retries (429, 5xx, network) per model call
+    timeout_s: Annotated[Number, Field(gt=0.0, le=3600.0)] = 120.0
     response_format: Literal[RESPONSE_FORMATS] = "json_schema"  # type: ignore[valid-type]
     params: Annotated[Mapping[str, Any], PlainValidator(_params)] = Field(default_factory=lambda: _EMPTY)
     # -- tools (track "agent"): the names of arena.agents.tools.TOOL_NAMES the model may call, at most
@@ -624,6 +649,38 @@ class ArenaConfig(_Model):
 _TABLES: Mapping[str, type[_Model]] = MappingProxyType({"cohort": CohortConfig, "schedule": ScheduleConfig,
                                                           "leaderboard": LeaderboardConfig,
                                                           "operations": OperationsConfig})
+
+
+def numeric_ranges() -> list[tuple[str, str, str, str]]:
+    """(table, key, lowest, highest) of every numeric option, from the fields' own bounds (a bound given as
+    `gt` is shown as "> x"), then the baseline parameters and the interval tables: the documented ranges
+    (docs/configuration.md lists them; a test keeps the two equal and every numeric option bounded)."""
+    out = []
+    for table, model in (("[cohort]", CohortConfig), ("[operations]", OperationsConfig),
+                         ("[[agents]]", AgentConfig)):
+        for name, info in model.model_fields.items():
+            ann, meta = info.annotation, list(info.metadata)
+            while True:
+                args = get_args(ann)
+                if get_origin(ann) is Annotated:
+                    ann, meta = args[0], meta + list(args[1:])
+                elif get_origin(ann) in (Union, type(int | None)) and type(None) in args and len(args) == 2:
+                    ann = next(a for a in args if a is not type(None))
+                else:
+                    break
+            if ann not in (int, float, Decimal):
+                continue
+            low = next((f"{m.ge:,}" for m in meta if isinstance(m, Ge)), None) \
+                or next((f"> {m.gt:,}" for m in meta if isinstance(m, Gt)), "")
+            high = next((f"{m.le:,}" for m in meta if isinstance(m, Le)), "")
+            out.append((table, name, low, high))
+    out.append(("[cohort]", "forecast_band", "> 0 (lo < hi)", "< 1"))
+    for table, key in (("[cohort]", "starting_cash"), ("[cohort]", "min_bet")):
+        out.append((table, key, "0", f"{MAX_AMOUNT_USD:,} (USD)"))
+    for key, (low, high) in PARAM_RANGES.items():
+        out.append(("[[agents]] params", key, f"{low:,}", f"{high:,}"))
+    out.append(("[schedule]", "interval table", "1 second", f"{MAX_INTERVAL_DAYS} days"))
+    return out
 
 
 # -- errors: pydantic's, in the arena's words ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 LEASE_ENV = "ARENA_LEASE_SECONDS"
 DEFAULT_LEASE_SECONDS = 120.0
+MAX_LEASE_SECONDS = 86_400.0  # a day: the [operations] lease_seconds range
 
 
 def wall_now() -> datetime:
@@ -61,11 +62,12 @@ class LeasePolicy:
             seconds = float(raw)
         except ValueError:
             seconds = -1.0
-        if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        if not 0 < seconds <= MAX_LEASE_SECONDS:  # NaN fails too
             from arena.errors import ConfigError
 
-            raise ConfigError(f"{LEASE_ENV}={raw!r} is not a positive number of seconds (unset it for "
-                              f"{DEFAULT_LEASE_SECONDS:g})", key=LEASE_ENV)
+            raise ConfigError(f"{LEASE_ENV}={raw!r} is not a number of seconds > 0 and ≤ {MAX_LEASE_SECONDS:g}",
+                              fix=f"unset it for {DEFAULT_LEASE_SECONDS:g} s, or give a number in that range",
+                              key=LEASE_ENV)
         return cls(seconds)
 
     def now(self) -> datetime:

@@ -261,6 +261,32 @@ CASES = [
     case("compare-bad-format", "compare a b --db {live} --format csv", "unknown --format 'csv'; choose from text, json",
          live=True),
     case("compare-no-database", "compare a b --db {db}", "no database at", 1),
+    # issue 27 item 3: values the validator used to accept and that then broke every later job
+    case("config-weeks-int64", "cohort start --config {tmp}/arena-test.toml --db {db}",
+         "[cohort] decision_weeks: must be an integer ≥ 1 and ≤ 104, got 9223372036854775807 — correct it",
+         files=config("[cohort]\ndecision_weeks = 9223372036854775807\n")),
+    case("config-retry-window-huge", "round --config {tmp}/arena-test.toml --db {db}",
+         "[operations] retry_window_hours: must be an integer ≥ 0 and ≤ 168",
+         files=config("[operations]\nretry_window_hours = 99999999999999\n")),
+    case("config-sync-weeks-huge", "jobs list --config {tmp}/arena-test.toml --db {db}",
+         "[schedule] sync: an interval must be at most 366 days",
+         files=config("[schedule]\nsync = { weeks = 99999999999 }\n")),
+    case("config-timeout-inf", "round --config {tmp}/arena-test.toml --db {db}",
+         "agents[0] (a) timeout_s: must be a number > 0.0 and ≤ 3600.0, got inf",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\ntimeout_s = inf\n')),
+    case("config-price-inf", "round --config {tmp}/arena-test.toml --db {db}", "price_per_million_input",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nprice_per_million_input = inf\n'
+                      'price_per_million_output = 1.0\n')),
+    case("config-max-tokens-huge", "round --config {tmp}/arena-test.toml --db {db}", "max_tokens: must be an integer",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nmax_tokens = 9223372036854775807\n')),
+    case("config-param-seed-huge", "round --config {tmp}/arena-test.toml --db {db}",
+         "params.seed: must be a number ≥ 0 and ≤ 4294967295",
+         files=config('[[agents]]\nname = "r"\nkind = "random"\nparams = { seed = 99999999999999999 }\n')),
+    case("config-horizon-huge", "cohort start --config {tmp}/arena-test.toml --db {db}", "horizon_days",
+         files=config("[cohort]\nhorizon_days = 9223372036854775807\n")),
+    case("config-credential-header", "round --config {tmp}/arena-test.toml --db {db}",
+         "X-Api-Key: looks like a credential header",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { "X-Api-Key" = "sk-1" }\n')),
 ]
 
 
@@ -342,6 +368,30 @@ def test_backups_go_beside_the_database_or_to_backup_dir(tmp_path, capsys, monke
     assert main(["jobs", "run", "backup", "--db", f"sqlite:///{elsewhere / 'arena.sqlite'}",
                  "--backup-dir", str(chosen)]) == 0, capsys.readouterr().err
     assert len(list(chosen.glob("arena-*.sqlite"))) == 1
+
+
+def test_every_numeric_option_has_a_documented_range():
+    """Every numeric option is bounded on both sides, and docs/configuration.md lists exactly those ranges."""
+    from arena.config import numeric_ranges
+
+    ranges = numeric_ranges()
+    assert all(low and high for _, _, low, high in ranges), [r for r in ranges if not (r[2] and r[3])]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    listed = [line for line in doc.splitlines() if line.startswith("| `")]
+    assert listed == [f"| `{t}` | `{k}` | {lo} | {hi} |" for t, k, lo, hi in ranges]
+
+
+def test_a_crontab_that_never_fires_is_warned_about(tmp_path, capsys):
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text('[schedule]\ncohort_start = "0 0 30 2 *"\n')
+    db = f"sqlite:///{tmp_path / 'a.sqlite'}"
+    assert main(["migrate", "--db", db]) == 0
+    assert main(["jobs", "list", "--config", str(cfg), "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert "[schedule] cohort_start = '0 0 30 2 *' matches no date, so cohort_start never runs — " in err
+    cfg.write_text('[schedule]\ncohort_start = "0 0 29 2 *"\n')  # fires in leap years: no warning
+    assert main(["jobs", "list", "--config", str(cfg), "--db", db]) == 0
+    assert "never runs" not in capsys.readouterr().err
 
 
 def test_a_huge_starting_cash_never_reaches_the_database(tmp_path):
