@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from arena.agents.redact import scrub, scrub_decision, scrub_value
 from arena.agents.parse import ParsedReply, parse_reply, response_format
 from arena.agents.prompts import (DEFAULT_DESCRIPTION_CHARS, DEFAULT_MAX_MARKETS, PROMPT_VERSION, render_prompt,
                                   repair_message)
@@ -41,7 +42,6 @@ from arena.errors import ConfigError
 RAW_LIMIT = 20_000  # characters of a non-200 response body kept in a ModelCall (the whole 200 reply is kept)
 EXCERPT_BYTES = 4_096  # bytes kept of a reply over the size limit
 RETRYABLE_STATUS = frozenset({429})  # and every 5xx; other 4xx are the request's fault and are not retried
-REDACTED = "[redacted]"
 
 
 class _Secret:
@@ -322,8 +322,8 @@ class LLMAgent:
             else:
                 note = " ".join(errors)
             calls.append(self._call(len(calls) + 1, messages, outcome, result.data, note, version=prompt.version))
-            if isinstance(result, ParsedReply):
-                return result.to_decision(calls=tuple(calls))
+            if isinstance(result, ParsedReply):  # what the model wrote is stored and shown: scrubbed
+                return scrub_decision(result.to_decision(calls=tuple(calls)), self._key.reveal())
             last_errors = errors
             # The reply goes back scrubbed too, so what is recorded is exactly what is sent.
             messages = messages + [{"role": "assistant", "content": self._scrub(outcome.content)},
@@ -358,7 +358,7 @@ class LLMAgent:
             attempt=attempt,
             prompt=self._scrub(json.dumps(messages, ensure_ascii=False)),
             raw_response=self._scrub(reply.content if reply else raw),
-            parsed=parsed,
+            parsed=scrub_value(dict(parsed), self._key.reveal()) if parsed is not None else None,
             error=self._scrub(error),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -374,11 +374,10 @@ class LLMAgent:
         )
 
     def _scrub_record(self, record: ToolCallRecord) -> dict[str, Any]:
-        return {k: self._scrub(v) if isinstance(v, str) else v for k, v in record.to_json().items()}
+        return scrub_value(record.to_json(), self._key.reveal())
 
     def _scrub(self, text: str) -> str:
-        key = self._key.reveal()
-        return text.replace(key, REDACTED) if key and key in text else text
+        return scrub(text, self._key.reveal())
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
               tool_choice: str = "auto") -> dict[str, Any]:

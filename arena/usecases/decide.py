@@ -38,6 +38,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from arena.agents.redact import scrub, scrub_decision
 from arena.agents.view import Agent, AgentView, MarketView, PositionView
 from arena.domain import broker
 from arena.domain import forecast_set as forecast_set_rules
@@ -330,10 +331,12 @@ def replicates_of(agent_row: AgentRow) -> int:
 
 
 def _ask(agent: Agent, view: AgentView) -> tuple[Decision, str]:
+    """The agent's decision, with anything token-like scrubbed from its texts (whatever the agent: what it
+    writes is stored, rendered, exported and backed up), or a failed one with the reason."""
     try:
-        return agent.decide(view), ""
+        return scrub_decision(agent.decide(view)), ""
     except Exception as exc:  # the agent's failure is recorded as failed with the reason, never lost
-        return Decision(reasoning="", failed=True), f"{type(exc).__name__}: {exc}"
+        return Decision(reasoning="", failed=True), scrub(f"{type(exc).__name__}: {exc}")
 
 
 def _record_replicates(engine: Engine, agent_row: AgentRow, agent: Agent, c: Claim, view: AgentView,
