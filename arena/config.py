@@ -835,7 +835,7 @@ horizon_days = 60            # leave out markets that close later than this (als
 forecast_band = [0.05, 0.95]
 forecast_max_per_event = 2   # at most this many markets of one event, besides the complete groups (≥ 0)
 prompt_markets = 100         # at most this many markets in a prompt (the forecast set and holdings always shown)
-prompt_version = "decision-v3"   # the decision prompt new cohorts are frozen with (older: "decision-v1", "decision-v2")
+prompt_version = "decision-v3.1" # the prompt new cohorts are frozen with (older: decision-v3, -v2.1, -v2, -v1.1, -v1)
 # exclude_keywords = ["manifold", "mana ", "this market", "this question"]
 # exclude_categories = []
 

@@ -3,10 +3,13 @@
 Owns the prompt's content and its versions (stored with every model call); the words live in
 `templates/prompts/decision_v<N>.j2`, one file per version (`TEMPLATES`). A cohort is frozen with one version
 (`CohortRules.prompt_version`, carried to the agent in `AgentView.prompt_version`): decision-v1 for cohorts that
-started with it, decision-v2 for those that started with it, decision-v3 (`PROMPT_VERSION`, the newest) for
-new ones. v1 told models that a YES bet forecasts P(YES) = confidence; v2 says how agents are really ranked (the
-Brier score of the stated P(YES) on the shared forecast set) and that bets should be sized by edge against the
-price; v3 adds that a forecast-set market left out is scored as a stated 0.5. Numbers are computed and
+started with it, decision-v2 and decision-v3 for those that started with them. v1 told models that a YES bet
+forecasts P(YES) = confidence; v2 says how agents are really ranked (the Brier score of the stated P(YES) on
+the shared forecast set) and that bets should be sized by edge against the price; v3 adds that a forecast-set
+market left out is scored as a stated 0.5. decision-v1.1, decision-v2.1 and decision-v3.1 (`PROMPT_VERSION`, the
+newest, for new cohorts) are the same prompts with the text that comes from the venues fenced between
+<venue-data> and </venue-data> and the model told it is untrusted data, never instructions (a prompt injection
+in a market question stays data). Numbers are computed and
 formatted here, the template only loops and lays them out. Changing what the prompt says means a new template
 file and a new version, never an edit in place.
 Imports jinja2, the view and the value types; no HTTP, no store.
@@ -19,6 +22,7 @@ its own outcome's price, never at 50 %.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
@@ -35,7 +39,9 @@ from arena.domain.sizing import DEFAULT_PROMPT_VERSION, PROMPT_VERSIONS
 from arena.money import MICRO, Money, Price
 
 TEMPLATES = {"decision-v1": "decision_v1.j2", "decision-v2": "decision_v2.j2",  # version → template file
-             "decision-v3": "decision_v3.j2"}
+             "decision-v3": "decision_v3.j2", "decision-v1.1": "decision_v1_1.j2",
+             "decision-v2.1": "decision_v2_1.j2", "decision-v3.1": "decision_v3_1.j2"}
+VENUE_FENCE = re.compile(r"<(\s*/?\s*venue-data)", re.IGNORECASE)
 PROMPT_VERSION = DEFAULT_PROMPT_VERSION  # the newest version: what a new cohort is sent
 TEMPLATE_NAME = TEMPLATES[PROMPT_VERSION]
 assert tuple(TEMPLATES) == PROMPT_VERSIONS, "every version a cohort can be frozen with needs its template"
@@ -51,7 +57,7 @@ def prompt_environment(templates_dir: Path | None = None) -> jinja2.Environment:
     HTML-escaping would corrupt market questions ("&" → "&amp;"). Pages that show prompts must escape them
     with their own autoescaping environment.
     """
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir or TEMPLATES_DIR)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -59,6 +65,14 @@ def prompt_environment(templates_dir: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
+    env.filters["data"] = venue_data
+    return env
+
+
+def venue_data(text: object) -> str:
+    """Venue text as it goes between <venue-data> fences: a fence inside it is neutralised ("‹venue-data"),
+    so the text cannot close its block and speak as the arena."""
+    return VENUE_FENCE.sub("‹\\1", str(text))
 
 
 _ENV: jinja2.Environment | None = None

@@ -18,9 +18,10 @@ SIZING_VERSION = "sizing-1"
 # Decision-prompt versions a cohort can be frozen with (the templates live in arena/agents/prompts.py, which this
 # pure module must not import). A cohort records its version in its rules; one whose rules predate the field
 # used decision-v1, the only prompt there was.
-PROMPT_VERSIONS = ("decision-v1", "decision-v2", "decision-v3")
-DEFAULT_PROMPT_VERSION = "decision-v3"  # what a new cohort is told: the headline is the forecast-set Brier,
-# a missing forecast scored as 0.5
+# decision-v1.1, -v2.1 and -v3.1 are v1, v2 and v3 with the venues' text fenced as untrusted data.
+PROMPT_VERSIONS = ("decision-v1", "decision-v2", "decision-v3", "decision-v1.1", "decision-v2.1", "decision-v3.1")
+DEFAULT_PROMPT_VERSION = "decision-v3.1"  # what a new cohort is told: v3 (the headline is the forecast-set Brier,
+# a missing forecast scored as 0.5), with the venue text fenced
 LEGACY_PROMPT_VERSION = "decision-v1"
 
 

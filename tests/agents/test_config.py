@@ -288,13 +288,13 @@ def test_a_negative_per_event_cap_is_refused():
 
 
 def test_prompt_version_is_frozen_into_new_cohorts_rules():
-    assert default_config().cohort.rules().prompt_version == "decision-v3"
+    assert default_config().cohort.rules().prompt_version == "decision-v3.1"
     old = parse_config('[cohort]\nprompt_version = "decision-v1"\n').cohort.rules()
     assert old.prompt_version == "decision-v1" and CohortRules.from_json(old.to_json()) == old
     rules = CohortRules().to_json()
     del rules["prompt_version"]  # rules stored before the field existed were sent decision-v1
     assert CohortRules.from_json(rules).prompt_version == "decision-v1"
-    with pytest.raises(ConfigError, match="decision-v1.*decision-v2.*decision-v3"):
+    with pytest.raises(ConfigError, match="decision-v1.*decision-v2.*decision-v3.*decision-v3.1"):
         parse_config('[cohort]\nprompt_version = "decision-v9"\n')
     with pytest.raises(ValueError, match="prompt_version"):
         CohortRules(prompt_version="v9")

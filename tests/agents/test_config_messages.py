@@ -28,7 +28,8 @@ CHANGED = {
     '[cohort]\nrank_by = 3':
         "arena.toml: [cohort] rank_by: must be one of 'volume_24h', 'liquidity', 'volume', got 3",
     '[cohort]\nprompt_version = 2':
-        "arena.toml: [cohort] prompt_version: must be one of 'decision-v1', 'decision-v2', 'decision-v3', got 2",
+        "arena.toml: [cohort] prompt_version: must be one of 'decision-v1', 'decision-v2', 'decision-v3', "
+        "'decision-v1.1', 'decision-v2.1', 'decision-v3.1', got 2",
     '[[agents]]\nname = "a"\nkind = 3':
         "arena.toml: agents[0] (a) kind: must be one of 'llm', 'always-0.5', 'market-follower', 'random', "
         "'kelly', got 3",

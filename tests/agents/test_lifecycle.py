@@ -131,7 +131,7 @@ def test_demo_llm_adds_configured_agents_and_explains_missing_keys(standin, tmp_
 
 def test_each_cohort_keeps_the_prompt_version_it_started_with(engine, standin):
     """A cohort started before decision-v2 existed (its rules carry no prompt_version) is still sent v1; a new
-    cohort's LLM agent is sent v2, and each model call records the version it was sent."""
+    cohort's LLM agent is sent the newest (v3.1), and each model call records the version it was sent."""
     seed_markets(engine, SUNDAY - timedelta(days=7))
     cfg = config(standin.base_url)
     old, _ = start_current_cohort(engine, SUNDAY - timedelta(days=7), cfg)
@@ -140,21 +140,21 @@ def test_each_cohort_keeps_the_prompt_version_it_started_with(engine, standin):
         row.rules = {k: v for k, v in row.rules.items() if k != "prompt_version"}
     new, _ = start_current_cohort(engine, SUNDAY, cfg)
     with Session(engine) as s:
-        assert s.scalars(select(CohortRow).where(CohortRow.name == new)).one().rules["prompt_version"] == "decision-v3"
+        assert s.scalars(select(CohortRow).where(CohortRow.name == new)).one().rules["prompt_version"] == "decision-v3.1"
     standin.default = hold_responder(0.5)
     out = decision_round(engine, SUNDAY + timedelta(minutes=5), cfg, {"ARENA_TEST_KEY": "k"})
     assert {o.agent: o.status for o in out[old]}["model-a"] == "hold"
     assert {o.agent: o.status for o in out[new]}["model-a"] == "hold"
     systems = sorted(r.messages[0]["content"] for r in standin.requests_for("vendor/model-a"))
     assert len(systems) == 2
-    assert sum("How you are ranked" in t for t in systems) == 1  # v2
+    assert sum("How you are ranked" in t and "<venue-data>" in t for t in systems) == 1  # v3.1
     assert sum("A YES bet forecasts P(YES) = confidence" in t for t in systems) == 1  # v1
     with Session(engine) as s:
         versions = dict(s.execute(
             select(CohortRow.name, ModelCallRow.prompt_version)
             .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
             .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)).all())
-    assert versions == {old: "decision-v1", new: "decision-v3"}
+    assert versions == {old: "decision-v1", new: "decision-v3.1"}
 
 
 def test_the_reported_cost_and_provider_are_stored_with_the_call(engine, standin):
