@@ -630,8 +630,8 @@ def _compact(args: argparse.Namespace) -> int:
     from arena.ops.compaction import compact_snapshots
     from arena.store.engine import open_store
 
-    report = compact_snapshots(open_store(args.db), SystemClock().now(), timedelta(days=args.retention_days),
-                               dry_run=args.dry_run)
+    engine = open_store(args.db, create=False)  # compaction never creates the database it is asked to thin
+    report = compact_snapshots(engine, SystemClock().now(), timedelta(days=args.retention_days), dry_run=args.dry_run)
     print(("dry run: " if args.dry_run else "") + report.line())
     return 0
 

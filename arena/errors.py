@@ -73,6 +73,14 @@ class StoreError(ArenaError):
     reason = "store"
 
 
+class SchemaError(StoreError):
+    """The database is not at this version's arena schema (none, older, or a newer arena's), and the command
+    may not change that: the database named is the wrong input."""
+
+    reason = "schema"
+    exit_code = 2
+
+
 class DatabaseURLError(StoreError):
     """The database URL cannot be used: not a URL, or a driver that is unknown or not installed."""
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlmodel import Session, create_engine
 
-from arena.errors import DatabaseURLError, StoreError
+from arena.errors import DatabaseURLError, SchemaError, StoreError
 
 MIGRATIONS = Path(str(files("arena._migrations")))  # a real directory: Alembic reads env.py and versions/ by path
 DATA_DIR_ENV = "ARENA_DATA_DIR"
@@ -64,10 +64,12 @@ def normalize_url(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
+def make_engine(url: str | None = None, *, echo: bool = False, read_only: bool = False) -> Engine:
+    """An engine on `url`. `read_only`: a SQLite file is opened as it is (its journal mode left alone, its
+    directory not created) — the file of a read command is never changed by opening it."""
     url = normalize_url(database_url(url))
     try:
-        return _make_engine(url, echo)
+        return _make_engine(url, echo, read_only)
     except NoSuchModuleError:
         driver = parse_url(url).drivername
         raise DatabaseURLError(f"unknown database driver {driver!r}",
@@ -78,10 +80,10 @@ def make_engine(url: str | None = None, *, echo: bool = False) -> Engine:
                          fix="use sqlite:///FILE or postgresql://…, or install that driver") from None
 
 
-def _make_engine(url: str, echo: bool) -> Engine:
+def _make_engine(url: str, echo: bool, read_only: bool = False) -> Engine:
     if url.startswith("sqlite"):
         path = make_url(url).database
-        if path and path != ":memory:":
+        if path and path != ":memory:" and not read_only:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
 
@@ -89,7 +91,8 @@ def _make_engine(url: str, echo: bool) -> Engine:
         def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA journal_mode=WAL")
+            if not read_only:  # WAL is persistent: an arena database has it since it was created
+                cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
@@ -166,27 +169,78 @@ def sqlite_path(url: str) -> Path | None:
     return Path(u.database)
 
 
-def open_store(url: str | None = None) -> Engine:
-    """An engine on a migrated database (created when it does not exist yet). A database that cannot be
-    reached is a StoreError naming the URL (password hidden) and the server's first line of complaint."""
+def _unreachable(engine: Engine, exc: DatabaseError) -> StoreError:
+    engine.dispose()
+    reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None and str(exc.orig).strip() else "?"
+    return StoreError(f"cannot open the database {shown(engine.url)}: {reason}",
+                      fix="check that the server runs and the URL's host, port, database and user are right "
+                          "(for SQLite: that the directory exists and is writable)")
+
+
+def known_revisions() -> set[str]:
+    """Every schema revision this version's migrations know."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
+
+
+def _future(engine: Engine, current: str) -> SchemaError:
+    return SchemaError(f"{shown(engine.url)} is at schema revision {current!r}, which this version of the arena "
+                       f"does not know (its newest is {head_revision()!r}): a newer arena wrote it",
+                       fix="use that newer arena with it (or a database written by this version)")
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> Engine:
+    """An engine on a migrated database (created when it does not exist yet, unless `create` is False: then a
+    missing SQLite file is a StoreError, as for read commands). A database that cannot be reached is a
+    StoreError naming the URL (password hidden) and the server's first line of complaint; one at a schema
+    revision this version does not know (a newer arena's) a SchemaError, before anything is written."""
+    if not create:
+        _must_exist(url)
     engine = make_engine(url)
     try:
+        current = current_revision(engine)
+        if current is not None and current not in known_revisions():
+            engine.dispose()
+            raise _future(engine, current)
         migrate(engine)
     except DatabaseError as exc:  # unreachable server, wrong credentials, a file that is not a database
-        engine.dispose()
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None and str(exc.orig).strip() else "?"
-        raise StoreError(f"cannot open the database {shown(engine.url)}: {reason}",
-                         fix="check that the server runs and the URL's host, port, database and user are right "
-                             "(for SQLite: that the directory exists and is writable)") from None
+        raise _unreachable(engine, exc) from None
     return engine
 
 
-def open_existing_store(url: str | None = None) -> Engine:
-    """`open_store` for read-only commands: a SQLite file that does not exist is a StoreError, and neither it
-    nor its directory is created."""
+def _must_exist(url: str | None) -> str:
     full = normalize_url(database_url(url))
     path = sqlite_path(full)
     if path is not None and not path.is_file():
         raise StoreError(f"no database at {path}",
                          fix="pass --db with the URL of an existing arena database (or set ARENA_DATABASE_URL)")
-    return open_store(full)
+    return full
+
+
+def open_existing_store(url: str | None = None) -> Engine:
+    """The engine of a read command: on an arena database at this version's schema, which it never creates,
+    migrates or upgrades. A SQLite file that does not exist is a StoreError (neither it nor its directory is
+    created); a database without the arena's schema (empty, another application's), at an older revision or
+    at one this version does not know is a SchemaError naming the fix — nothing is written to it."""
+    full = _must_exist(url)
+    engine = make_engine(full, read_only=True)
+    try:
+        current = current_revision(engine)
+    except DatabaseError as exc:
+        raise _unreachable(engine, exc) from None
+    head = head_revision()
+    if current == head:
+        return engine
+    engine.dispose()
+    where = shown(engine.url)
+    if current is None:
+        raise SchemaError(f"{where} is not an arena database (it has no arena schema); read commands never "
+                          f"create one", fix="name an arena database with --db (or create one with `arena migrate`)")
+    if current not in known_revisions():
+        raise _future(engine, current)
+    raise SchemaError(f"{where} is at schema revision {current!r}, older than this version's {head!r}; read "
+                      f"commands never upgrade a database", fix=f"run `arena migrate --db URL` on it first")

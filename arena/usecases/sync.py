@@ -39,7 +39,7 @@ from arena.errors import ArenaError, ParseError
 from arena.usecases import ingest
 from arena.store import repo
 from arena.store.engine import session_scope
-from arena.store.tables import FillRow, ForecastQuestionRow, MarketRow, SyncErrorRow, SyncRunRow
+from arena.store.tables import FillRow, ForecastQuestionRow, MarketRow, PriceSnapshotRow, SyncErrorRow, SyncRunRow
 from arena.venues import UnsupportedMarket
 from arena.venues.fingerprint import gamma_fingerprint, gamma_volatile
 from arena.venues.listing import Listed, decoded
@@ -190,7 +190,49 @@ def _parse_one(batch: _Batch, raw: Any, parse: Callable[[Any], Any], report: Syn
     return None
 
 
+# Texts the schema stores unbounded, bounded here: a market that exceeds them is refused, not stored whole.
+MAX_QUESTION_CHARS = 4_000
+MAX_DESCRIPTION_CHARS = 200_000
+MAX_LABEL_CHARS = 1_000
+
+
+def _limit(table: Any, column: str) -> int:
+    return int(table.__table__.c[column].type.length)
+
+
+def oversized(m: Market) -> tuple[str, str] | None:
+    """(field, problem) when a market has a text longer than its column holds (the schema's own lengths, which
+    SQLite does not enforce and PostgreSQL refuses the whole write over) or than the bounds above; else None."""
+    native = m.id.split(":", 1)[1] if ":" in m.id else m.id
+    checks = [("native_id", native, _limit(MarketRow, "native_id")), ("id", m.id, _limit(MarketRow, "id")),
+              ("venue", m.venue, _limit(MarketRow, "venue")), ("url", m.url, _limit(MarketRow, "url")),
+              ("category", m.category, _limit(MarketRow, "category")),
+              ("group_id", m.group_id, _limit(MarketRow, "group_id")),
+              ("question", m.question, MAX_QUESTION_CHARS), ("description", m.description, MAX_DESCRIPTION_CHARS)]
+    checks += [("outcomes", o, _limit(PriceSnapshotRow, "outcome")) for o in m.outcomes]
+    checks += [("outcome_labels", o, MAX_LABEL_CHARS) for o in m.outcome_labels]
+    for name, value, limit in checks:
+        if value is not None and len(value) > limit:
+            return name, f"{len(value):,} characters, more than the {limit:,} stored"
+    return None
+
+
+def _drop_oversized(report: SyncReport, batch: _Batch) -> None:
+    """Refuse the batch's markets that do not fit the schema: each a failed market with its reason, the rest
+    written as usual."""
+    for mid in [mid for mid, m in batch.markets.items() if oversized(m) is not None]:
+        name, problem = oversized(batch.markets.pop(mid))  # type: ignore[misc]
+        batch.quotes = [q for q in batch.quotes if q.market_id != mid]
+        batch.resolutions = [(i, r) for i, r in batch.resolutions if i != mid]
+        batch.extras.pop(mid, None)
+        batch.payload_hashes.pop(mid, None)
+        report.ok = max(0, report.ok - 1)
+        report.failed += 1
+        batch.error("failed", mid.split(":", 1)[-1], ParseError(problem, field=name))
+
+
 def _write(engine: Engine, report: SyncReport, batch: _Batch, now: datetime, finished: datetime) -> SyncReport:
+    _drop_oversized(report, batch)
     with session_scope(engine) as s:
         counts = ingest.record_observations(s, now, batch.markets.values(), batch.quotes, batch.resolutions,
                                             batch.extras, batch.payload_hashes)

@@ -185,20 +185,34 @@ def _parse_iso(value: str | None, fld: str) -> datetime | None:
     except (TypeError, ValueError) as exc:
         raise ParseError(f"not an ISO-8601 datetime: {value!r}", field=fld) from exc
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=timezone.utc)
     try:
-        return dt.astimezone(timezone.utc)
+        dt = dt.astimezone(timezone.utc)
     except OverflowError as exc:
         raise ParseError(f"out of range: {value!r}", field=fld) from exc
+    _in_range(dt.date(), value, fld)
+    return dt
+
+
+# The years a replay may speak of (the arena's clock takes times in 2000-2100): a date outside them is a
+# malformed line, skipped like any other, not a date arithmetic error in the middle of a sync.
+EARLIEST_DATE, LATEST_DATE = date(2000, 1, 1), date(2099, 12, 31)
+
+
+def _in_range(d: date, value: object, fld: str) -> None:
+    if not EARLIEST_DATE <= d <= LATEST_DATE:
+        raise ParseError(f"{value!r} is outside {EARLIEST_DATE.year}-{LATEST_DATE.year}", field=fld)
 
 
 def _parse_date(value: object, fld: str) -> date:
     if not isinstance(value, str) or len(value) != 10:
         raise ParseError(f"expected YYYY-MM-DD, got {value!r}", field=fld)
     try:
-        return date.fromisoformat(value)
+        d = date.fromisoformat(value)
     except ValueError as exc:
         raise ParseError(f"expected YYYY-MM-DD, got {value!r}", field=fld) from exc
+    _in_range(d, value, fld)
+    return d
 
 
 def _text(obj: Mapping[str, Any], key: str, *, required: bool = False, nullable: bool = False) -> Any:

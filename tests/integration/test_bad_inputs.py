@@ -284,6 +284,21 @@ CASES = [
          files=config('[[agents]]\nname = "r"\nkind = "random"\nparams = { seed = 99999999999999999 }\n')),
     case("config-horizon-huge", "cohort start --config {tmp}/arena-test.toml --db {db}", "horizon_days",
          files=config("[cohort]\nhorizon_days = 9223372036854775807\n")),
+    # issue 27 item 7: read commands never create, migrate or upgrade; no command trips over a schema it
+    # does not know; compaction does not create the database it is asked to thin
+    case("ro-empty-file", "leaderboard --db sqlite:///{tmp}/empty.sqlite", "is not an arena database", 2,
+         files={"empty.sqlite": b""}),
+    case("ro-other-application", "leaderboard --db sqlite:///{tmp}/notes.sqlite", "is not an arena database", 2,
+         files={"notes.sqlite": "OTHER_APP"}),
+    case("ro-other-application-render", "render --out {tmp}/site --db sqlite:///{tmp}/notes.sqlite",
+         "is not an arena database", 2, files={"notes.sqlite": "OTHER_APP"}),
+    case("ro-older-schema", "leaderboard --db {old}", "older than this version's", 2, live=True),
+    case("ro-older-schema-export", "export csv --out {tmp}/x --db {old}", "run `arena migrate", 2, live=True),
+    case("ro-future-schema", "leaderboard --db {future}", "which this version of the arena does not know", 2,
+         live=True),
+    case("rw-future-schema", "migrate --db {future}", "a newer arena wrote it — use that newer arena", 2, live=True),
+    case("rw-future-schema-round", "round --db {future}", "does not know", 2, live=True),
+    case("compact-missing", "compact --db {db}", "no database at", 1),
     case("config-credential-header", "round --config {tmp}/arena-test.toml --db {db}",
          "X-Api-Key: looks like a credential header",
          files=config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { "X-Api-Key" = "sk-1" }\n')),
@@ -294,6 +309,41 @@ CASES = [
 def live_template(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     path = tmp_path_factory.mktemp("live") / "arena.sqlite"
     open_store(f"sqlite:///{path}").dispose()
+    return path
+
+
+@pytest.fixture(scope="module")
+def old_template(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """An arena database one schema revision behind this version's."""
+    from arena.store.engine import make_engine, migrate
+
+    path = tmp_path_factory.mktemp("old") / "arena.sqlite"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine, "0014")
+    engine.dispose()
+    return path
+
+
+@pytest.fixture(scope="module")
+def future_template(tmp_path_factory, live_template) -> Path:  # type: ignore[no-untyped-def]
+    """An arena database at a schema revision a newer arena wrote."""
+    import sqlite3
+
+    path = tmp_path_factory.mktemp("future") / "arena.sqlite"
+    shutil.copy(live_template, path)
+    with sqlite3.connect(path) as c:
+        c.execute("UPDATE alembic_version SET version_num = '9999'")
+    return path
+
+
+@pytest.fixture(scope="module")
+def other_app_template(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    path = tmp_path_factory.mktemp("other") / "notes.sqlite"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        c.execute("INSERT INTO notes (body) VALUES ('not an arena')")
     return path
 
 
@@ -310,18 +360,21 @@ def test_a_bad_input_is_one_line_and_a_nonzero_exit(argv, message, code, files, 
     for name, content in files.items():
         p = tmp_path / name
         p.parent.mkdir(parents=True, exist_ok=True)
+        if content == "OTHER_APP":  # another application's SQLite database
+            content = request.getfixturevalue("other_app_template").read_bytes()
         p.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     subs = {"tmp": str(tmp_path), "db": f"sqlite:///{tmp_path / 'arena.sqlite'}"}
     if live:
-        shutil.copy(request.getfixturevalue("live_template"), tmp_path / "live.sqlite")
-        subs["live"] = f"sqlite:///{tmp_path / 'live.sqlite'}"
+        for name in ("live", "old", "future"):
+            shutil.copy(request.getfixturevalue(f"{name}_template"), tmp_path / f"{name}.sqlite")
+            subs[name] = f"sqlite:///{tmp_path / f'{name}.sqlite'}"
     holder = None
     if any("{busy}" in a for a in argv):
         holder = socket.socket()
         holder.bind(("127.0.0.1", 0))
         holder.listen(1)
         subs["busy"] = str(holder.getsockname()[1])
-    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    before = _contents(tmp_path)
     try:
         got = main([a.format(**subs) for a in argv])
     finally:
@@ -334,8 +387,12 @@ def test_a_bad_input_is_one_line_and_a_nonzero_exit(argv, message, code, files, 
     assert len(lines) == 1, err
     assert lines[0].startswith("arena"), err
     assert message in lines[0], err
-    # nothing partial: no database, directory or file appeared
-    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    # nothing partial: no database, directory or file appeared, and none changed
+    assert _contents(tmp_path) == before
+
+
+def _contents(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
 
 
 # -- what bad input used to get silently wrong, now right -------------------------------------------------------
@@ -438,3 +495,46 @@ def test_a_bug_still_raises(monkeypatch):
 
 def test_help_exits_zero(capsys):
     assert main(["--help"]) == 0 and "usage: arena" in capsys.readouterr().out
+
+
+def _replay_line(market_id: str = "abc", resolved: str = "2025-01-10") -> str:
+    return json.dumps({"platform": "manifold", "market_id": market_id, "question": "Will it?", "resolution": 1,
+                       "first_resolved_observation_date": resolved, "market_close_datetime": "2025-01-09T00:00:00Z",
+                       "history": [["2025-01-01", 0.25], ["2025-01-05", 0.5]], "history_source": "RF"}) + "\n"
+
+
+def test_a_line_resolving_in_year_9999_is_skipped_like_any_malformed_line(tmp_path, db_url, capsys):
+    path = tmp_path / "r.jsonl"
+    path.write_text(_replay_line() + _replay_line("far", "9999-12-31"), encoding="utf-8")
+    assert main(["sync", "--venue", "replay", "--file", str(path), "--at", "2025-01-03", "--db", db_url]) == 0
+    out, err = capsys.readouterr()
+    assert "ok 1, skipped 1, failed 0" in out and "'9999-12-31' is outside 2000-2099" in err
+
+
+def test_a_market_id_longer_than_its_column_fails_alone_with_its_reason(tmp_path, db_url, capsys):
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from arena.store.engine import make_engine
+    from arena.store.tables import MarketRow, SyncErrorRow
+
+    path = tmp_path / "r.jsonl"
+    path.write_text(_replay_line() + _replay_line("x" * 5000), encoding="utf-8")
+    assert main(["sync", "--venue", "replay", "--file", str(path), "--at", "2025-01-03", "--db", db_url]) == 0
+    assert "ok 1, skipped 0, failed 1" in capsys.readouterr().out
+    eng = make_engine(db_url)
+    with Session(eng) as s:
+        assert list(s.scalars(select(MarketRow.id))) == ["replay:abc"]
+        errors = [(e.kind, e.field, e.message) for e in s.scalars(select(SyncErrorRow))]
+    eng.dispose()
+    assert errors == [("failed", "native_id", "parse: native_id: 5,000 characters, more than the 160 stored")]
+
+
+@pytest.mark.shared
+def test_demo_replay_skips_a_line_resolving_in_year_9999(shared_dir, tmp_path, capsys):
+    path = tmp_path / "r.jsonl"
+    path.write_text((shared_dir / "data" / "replay" / "replay_markets.jsonl").read_text(encoding="utf-8")
+                    + _replay_line("far", "9999-12-31"), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    assert main(["demo", "--replay", str(path), "--cohorts", "1", "--decision-weeks", "1", "--db", db]) == 0
+    assert "(1 malformed lines skipped)" in capsys.readouterr().out

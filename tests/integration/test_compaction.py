@@ -117,6 +117,7 @@ def test_without_the_used_prices_rule_a_reading_would_change():
 def test_compact_command_reports_and_refuses_a_bad_retention(db_url, capsys):
     from arena.cli import main
 
+    assert main(["migrate", "--db", db_url]) == 0  # compaction never creates the database it thins
     assert main(["compact", "--db", db_url, "--dry-run"]) == 0
     assert "dry run: compacted 0 markets" in capsys.readouterr().out
     assert main(["compact", "--db", db_url, "--retention-days", "0"]) != 0
