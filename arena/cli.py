@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from arena.cli_args import (DB_HELP, ArenaArgumentParser, non_negative_int, parse_at, parse_day,
+from arena.cli_args import (DB_HELP, ArenaArgumentParser, non_negative_int, parse_at, parse_day, path_arg,
                              positive_float, positive_int)
 from arena.errors import ArenaError, InputError
 
@@ -195,14 +195,18 @@ def _export(args: argparse.Namespace) -> int:
     from arena.read.export import export_replay, export_tables
     from arena.store.engine import open_existing_store
 
+    rank_by = _load_config(args.config).leaderboard.rank_by
     engine = open_existing_store(args.db)
-    if args.what == "replay":
-        report = export_replay(engine, args.out)
-        skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
-        print(f"wrote {report.written} resolved markets to {args.out}; left out: {skipped}")
-        return 0
-    report = export_tables(engine, args.out, args.as_of or datetime.now(timezone.utc), args.cohort, fmt=args.what,
-                           with_text=args.with_text, rank_by=_load_config(args.config).leaderboard.rank_by)
+    try:
+        if args.what == "replay":
+            replayed = export_replay(engine, args.out)
+            skipped = ", ".join(f"{n} {why}" for why, n in sorted(replayed.skipped.items())) or "none"
+            print(f"wrote {replayed.written} resolved markets to {args.out}; left out: {skipped}")
+            return 0
+        report = export_tables(engine, args.out, args.as_of or datetime.now(timezone.utc), args.cohort,
+                               fmt=args.what, with_text=args.with_text, rank_by=rank_by)
+    finally:
+        engine.dispose()
     print(f"wrote {report.written} rows: " + ", ".join(report.files))
     return 0
 
@@ -661,24 +665,27 @@ FORMATS = ("text", "csv", "json")
 def _leaderboard(args: argparse.Namespace) -> int:
     from arena.report import hint, legend, render_boards
     from arena.scoring.board import RANK_CHOICES
-    from arena.read.standings import boards_csv, standings
+    from arena.read.standings import boards_csv, check_cohort_names, standings
     from arena.store.engine import open_existing_store
 
     if args.format not in FORMATS:
-        print(f"arena leaderboard: unknown --format {args.format!r}; choose from {', '.join(FORMATS)}",
-              file=sys.stderr)
-        return 2
+        raise InputError(f"unknown --format {args.format!r}",
+                         fix=f"choose from {', '.join(FORMATS)}")
     rank_by = args.rank_by or _load_config(args.config).leaderboard.rank_by
     if rank_by not in RANK_CHOICES:
-        print(f"arena leaderboard: unknown --rank-by {rank_by!r}; choose from {', '.join(RANK_CHOICES)}",
-              file=sys.stderr)
-        return 2
+        raise InputError(f"unknown --rank-by {rank_by!r}",
+                         fix=f"choose from {', '.join(RANK_CHOICES)}")
     if args.bootstrap < 1:
-        print(f"arena leaderboard: --bootstrap must be at least 1 draw, got {args.bootstrap}", file=sys.stderr)
-        return 2
+        raise InputError(f"--bootstrap must be at least 1 draw, got {args.bootstrap}",
+                         fix="give --bootstrap N with N ≥ 1 (default 1000)")
     as_of = args.as_of or datetime.now(timezone.utc)
-    boards = standings(open_existing_store(args.db), as_of, rank_by=rank_by, cohort_names=args.cohort or None,
-                       n_boot=args.bootstrap, seed=args.seed, track=args.track)
+    engine = open_existing_store(args.db)
+    try:
+        check_cohort_names(engine, args.cohort or None)
+        boards = standings(engine, as_of, rank_by=rank_by, cohort_names=args.cohort or None,
+                           n_boot=args.bootstrap, seed=args.seed, track=args.track)
+    finally:
+        engine.dispose()
     if args.format == "json":
         from arena.web.api import leaderboard_json  # the site's /api/leaderboard.json, byte for byte
 
@@ -770,7 +777,7 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("what", nargs="?", default="csv", choices=["csv", "parquet", "replay"],
                     help="csv / parquet: tables of the arena (default csv; parquet needs pyarrow); replay: its "
                          "markets as a replay JSON-lines file")
-    ex.add_argument("--out", required=True, help="a directory for csv and parquet, a file for replay")
+    ex.add_argument("--out", required=True, type=path_arg, help="a directory for csv and parquet, a file for replay")
     ex.add_argument("--cohort", default=None, help="csv, parquet: only this cohort")
     ex.add_argument("--with-text", action="store_true",
                     help="csv, parquet: include the model calls' prompts, raw replies and reasoning (large; off by "
@@ -810,11 +817,11 @@ def parser() -> argparse.ArgumentParser:
     for p_ in (jb, sub.add_parser("scheduler", help="run every job on its schedule, in the foreground")):
         p_.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
         p_.add_argument("--db", default=None, help=DB_HELP)
-        p_.add_argument("--site", default=None, help="render the static site here after each job")
+        p_.add_argument("--site", default=None, type=path_arg, help="render the static site here after each job")
         p_.add_argument("--venue", action="append", choices=VENUES,
                         help="venues the sync job reads (repeatable; default: " + " and ".join(LIVE_VENUES) + ")")
         p_.add_argument("--replay", default=None, metavar="FILE", help="the replay file, with --venue replay")
-        p_.add_argument("--backup-dir", default=None,
+        p_.add_argument("--backup-dir", default=None, type=path_arg,
                         help="where the backup job writes (default: backups/ beside a SQLite database)")
     jb.add_argument("--at", default=None, type=parse_at, help="run: the job's clock (ISO, UTC; default now) — it runs the period "
                     "containing that time")
@@ -838,7 +845,7 @@ def parser() -> argparse.ArgumentParser:
                     help="wait between passes that found nothing to do")
     wk.add_argument("--job", action="append", choices=[j for j in JOB_NAMES if j != "decision_round"],
                     help="also run this scheduled job each pass, once per period across all processes (repeatable)")
-    wk.add_argument("--site", default=None, help="where the render job writes, with --job render")
+    wk.add_argument("--site", default=None, type=path_arg, help="where the render job writes, with --job render")
     wk.add_argument("--allow-missing-keys", action="store_true",
                     help="start even if some LLM agents' API key variables are unset")
     wk.set_defaults(func=_worker)
@@ -853,7 +860,7 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("--config", default=None, help="arena TOML: lineup, rules, schedule (default ./arena.toml)")
     rr.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh replay.sqlite in the data "
                     "directory: ARENA_DATA_DIR, else ./db)")
-    rr.add_argument("--site", default=None, help="render the static site here (once per simulated day)")
+    rr.add_argument("--site", default=None, type=path_arg, help="render the static site here (once per simulated day)")
     rr.add_argument("--baselines-only", action="store_true", help="leave the LLM agents out (no keys needed)")
     rr.add_argument("--force", action="store_true", help="with --db: continue on a database that holds an arena")
     rr.set_defaults(func=_replay_run)
@@ -865,7 +872,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("score", help="score an external forecast file (CSV or JSON lines)")
     s.add_argument("file", help="the forecasts: CSV or JSON lines (see the README for the columns)")
-    s.add_argument("--out", default=None, help="write CSV here instead of stdout")
+    s.add_argument("--out", default=None, type=path_arg, help="write CSV here instead of stdout")
     s.add_argument("--leave-one-out", action="store_true", help="aggregate the other forecasters only")
     s.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
                    help="add intervals, significance tiers, P(first) and calibration from N paired draws")

@@ -39,6 +39,15 @@ def parse_at(text: str) -> datetime:
     return t
 
 
+def path_arg(text: str) -> str:
+    """A file or directory the command writes: not empty (an empty path means the current directory, which
+    is never where a site, an export or a backup should land by accident)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty, so it would write into the current directory — name the "
+                                         "directory or file, e.g. --out site")
+    return text
+
+
 def parse_day(text: str) -> date:
     """An ISO 8601 date (YYYY-MM-DD), e.g. a cohort's Sunday."""
     try:

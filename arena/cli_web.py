@@ -10,12 +10,12 @@ import argparse
 import errno
 from datetime import datetime, timezone
 
-from arena.cli_args import DB_HELP, parse_at, port
+from arena.cli_args import DB_HELP, parse_at, path_arg, port
 from arena.errors import ArenaError
 
 
 def configure_render_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("--out", required=True, help="directory to write the static site into")
+    p.add_argument("--out", required=True, type=path_arg, help="directory to write the static site into")
     p.add_argument("--db", default=None, help=DB_HELP)
     p.add_argument("--as-of", "--at", dest="as_of", default=None, type=parse_at,
                    help="mark and score as of this UTC time (ISO 8601, e.g. 2026-03-01T00:00); default: now")

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.read.csv_cells import safe_frame
 from arena.clock import utc
 from arena.domain.market import YES
 from arena.money import MICRO
@@ -125,12 +126,12 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     if fmt == "parquet":
         _require_pyarrow()
     out = Path(out_dir)
+    if cohort:
+        from arena.read.standings import check_cohort_names
+
+        check_cohort_names(engine, [cohort])  # before anything is created
     with Session(engine) as s:
         cohort_ids = list(s.scalars(select(CohortRow.id).where(CohortRow.name == cohort))) if cohort else None
-        if cohort and not cohort_ids:
-            from arena.errors import NotFound
-
-            raise NotFound(f"no cohort named {cohort!r}")
     out.mkdir(parents=True, exist_ok=True)
     report = ExportReport()
     with Session(engine) as s:
@@ -201,7 +202,7 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
         df = frames[name]
         path = out / f"{name}.{fmt}"
         if fmt == "csv":
-            df.to_csv(path, index=False)
+            safe_frame(df).to_csv(path, index=False)
         else:
             import pyarrow.parquet as pq
 
@@ -328,7 +329,7 @@ def _write_prices(session: Session, out: Path, markets: list[str] | None, fmt: s
         for chunk in pd.read_sql(q, session.connection(), chunksize=PRICE_CHUNK):
             chunk = _usd_columns(_integers(chunk, q))[PRICE_COLUMNS]
             if fmt == "csv":
-                chunk.to_csv(path, index=False, header=rows == 0, mode="w" if rows == 0 else "a")
+                safe_frame(chunk).to_csv(path, index=False, header=rows == 0, mode="w" if rows == 0 else "a")
             else:
                 import pyarrow.parquet as pq
 

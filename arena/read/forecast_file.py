@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
+from arena.read.csv_cells import safe_frame
 from arena.errors import ArenaError
 from arena.scoring.difficulty import difficulty_adjusted_brier
 from arena.scoring.irt import irt_skill
@@ -387,6 +388,7 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
             extra = forecast_statistics(frame, n_boot=bootstrap, seed=seed,
                                         on_batch=lambda batch: bar.update(1, str(batch)))
         table = table.merge(extra, on=["batch", "forecaster"], how="left")
+    table = safe_frame(table)  # forecaster names and questions are the file's text: no formula runs from them
     try:
         if out is None:
             table.to_csv(stdout, index=False, na_rep="", float_format=FLOAT_FORMAT, lineterminator="\n")

@@ -30,6 +30,7 @@ from sqlalchemy import Text, cast, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.read.csv_cells import safe_frame
 from arena.clock import utc
 from arena.config import TRACKS, track_of
 from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, cohort_boards, overall_board
@@ -87,6 +88,22 @@ def _track_of_text(config: str | None) -> str:
 def _kind(agent_kind: str) -> str:
     return "llm" if agent_kind == "llm" else "baseline"
 
+
+
+def check_cohort_names(engine: Engine, names: list[str] | None) -> None:
+    """InputError naming the first of `names` that is no cohort of the store, with the cohorts there are."""
+    if not names:
+        return
+    from arena.errors import InputError
+
+    with Session(engine) as s:
+        known = sorted(s.scalars(select(CohortRow.name)))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        choices = ", ".join(known[-10:]) if known else "none yet"
+        raise InputError(f"unknown cohort {unknown[0]!r}",
+                         fix=f"choose from {choices}{' (the newest 10 shown)' if len(known) > 10 else ''}, "
+                             "or leave --cohort out")
 
 def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
               cohort_names: list[str] | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
@@ -270,7 +287,7 @@ def boards_frame(boards: Boards) -> pd.DataFrame:
 
 def boards_csv(boards: Boards) -> str:
     """`boards_frame` as CSV text; a missing value is an empty cell, never 0."""
-    return boards_frame(boards).to_csv(index=False)
+    return safe_frame(boards_frame(boards)).to_csv(index=False)
 
 
 __all__ = ["CSV_LEAD", "JSON_FIELDS", "Boards", "CohortBoard", "boards_csv", "boards_frame", "boards_json", "csv_columns",

@@ -109,7 +109,7 @@ def _model_years(engine: Engine, site: SiteManifest, as_of: datetime, keys: Page
     stale = [k for k, key in wanted.items() if not site.fresh(page_path("model_year", k), key)]
     report.kept["model_year"] = len(wanted) - len(stale)
     for name in {n for n, _ in stale}:
-        (site.out / page_path("model_year", (name, 0))).parent.mkdir(parents=True, exist_ok=True)
+        _real_dir(site.out, str(Path(page_path("model_year", (name, 0))).parent))
     pages = model_year_contexts(engine, as_of, stale, standings, luck, seats) if stale else {}
     return _render_pages(site, "model_year", list(pages.items()), lambda k: wanted[k])  # type: ignore[index]
 
@@ -258,13 +258,25 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
                  "market": len(keys.markets) - len(markets), "markets": 0 if listed else 1}, list_key if listed else "")
 
 
+def _real_dir(out: Path, sub: str) -> None:
+    """Make `out/sub` a real directory: a symlink planted at any of its levels is removed (the link, never what
+    it points to), so the site's pages are written inside `out` and nowhere else."""
+    out.mkdir(parents=True, exist_ok=True)
+    here = out
+    for part in Path(sub).parts:
+        here = here / part
+        if here.is_symlink():
+            here.unlink()
+        here.mkdir(exist_ok=True)
+
+
 def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel: bool,
                  statistics: str, on_stage: Callable[[str], None] | None = None, full: bool = False) -> RenderReport:
     started = time.perf_counter()
     as_of = utc(as_of)
     out = Path(out_dir)
     for sub in ("cohorts", "agents", "markets", "models", "static", "api/cohorts", "api/models"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
+        _real_dir(out, sub)
     report = RenderReport(out, as_of)
     fork = parallel and can_fork(engine)
     clock = [time.perf_counter()]

@@ -9,8 +9,11 @@ by other code means nothing is fresh: the next render writes everything, then th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,9 +51,10 @@ class SiteManifest:
         if not entry or entry[0] != key:
             return False
         try:
-            return (self.out / path).stat().st_size == entry[2]
+            st = (self.out / path).lstat()
         except OSError:
             return False
+        return not stat.S_ISLNK(st.st_mode) and st.st_size == entry[2]  # a link planted since: rebuilt, replaced
 
     def write(self, path: str, text: str, key: str = "") -> bool:
         """Write `text` at `path` unless the file already holds exactly it; True when it was written."""
@@ -59,7 +63,8 @@ class SiteManifest:
         entry = self.pages.get(path)
         target = self.out / path
         try:
-            size = target.stat().st_size
+            st = target.lstat()  # the entry itself: a symlink is never written through
+            size = -1 if stat.S_ISLNK(st.st_mode) else st.st_size
         except OSError:
             size = -1
         if entry:
@@ -67,7 +72,7 @@ class SiteManifest:
         else:  # nothing recorded (a site written before, or a lost manifest): compare with the bytes there
             same = size == len(data) and target.read_bytes() == data
         if not same:
-            target.write_bytes(data)
+            replace_file(target, data)
         self.pages[path] = self.changes[path] = [key, sha, len(data)]
         if same:
             self.unchanged += 1
@@ -93,4 +98,20 @@ class SiteManifest:
         os.replace(tmp, self.out / NAME)
 
 
-__all__ = ["NAME", "SiteManifest"]
+def replace_file(target: Path, data: bytes) -> None:
+    """Write `data` at `target` by replacing the entry: a temporary file beside it, renamed over it — so a
+    symlink (or hard link) planted at `target` is replaced, never followed, and a reader sees the old or the
+    new bytes, never half."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["NAME", "SiteManifest", "replace_file"]

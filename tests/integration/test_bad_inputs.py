@@ -299,6 +299,16 @@ CASES = [
     case("rw-future-schema", "migrate --db {future}", "a newer arena wrote it — use that newer arena", 2, live=True),
     case("rw-future-schema-round", "round --db {future}", "does not know", 2, live=True),
     case("compact-missing", "compact --db {db}", "no database at", 1),
+    # issue 27 item 8: nothing written where it should not be
+    case("render-out-empty", ["render", "--out", "", "--db", "{live}"], "--out: is empty", 2, live=True),
+    case("export-out-empty", ["export", "csv", "--out", " ", "--db", "{live}"], "--out: is empty", 2, live=True),
+    case("scheduler-site-empty", ["scheduler", "--site", "", "--db", "{db}"], "--site: is empty", 2),
+    case("export-unknown-cohort", "export csv --out {tmp}/x --cohort nope --db {live}",
+         "unknown cohort 'nope' — choose from none yet, or leave --cohort out", 2, live=True),
+    # issue 27 item 9: nothing silent
+    case("leaderboard-unknown-cohort", "leaderboard --cohort nope --db {live}", "unknown cohort 'nope' — choose",
+         2, live=True),
+    case("leaderboard-bad-format", "leaderboard --format xml --db {live}", "invalid choice: 'xml'", 2, live=True),
     case("config-credential-header", "round --config {tmp}/arena-test.toml --db {db}",
          "X-Api-Key: looks like a credential header",
          files=config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { "X-Api-Key" = "sk-1" }\n')),
@@ -538,3 +548,27 @@ def test_demo_replay_skips_a_line_resolving_in_year_9999(shared_dir, tmp_path, c
     db = f"sqlite:///{tmp_path / 'demo.sqlite'}"
     assert main(["demo", "--replay", str(path), "--cohorts", "1", "--decision-weeks", "1", "--db", db]) == 0
     assert "(1 malformed lines skipped)" in capsys.readouterr().out
+
+
+def test_a_formula_in_a_forecast_file_is_written_as_text(tmp_path, capsys):
+    path = tmp_path / "f.csv"
+    path.write_text(CSV_OK_HEADER + '"=HYPERLINK(""http://x"",""y"")",q1,0.2,1\n@SUM(1),q1,0.6,1\n-a,q1,0.5,1\n',
+                    encoding="utf-8")
+    out = tmp_path / "s.csv"
+    assert main(["score", str(path), "--out", str(out)]) == 0
+    import csv
+
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    names = {r["forecaster"] for r in rows}
+    assert names == {"'=HYPERLINK(\"http://x\",\"y\")", "'@SUM(1)", "'-a"}
+    cells = [v for r in rows for v in r.values() if v]
+    assert not any(v.startswith(("=", "+", "@")) for v in cells)
+
+
+def test_neutralise_leaves_numbers_and_plain_text_alone():
+    from arena.read.csv_cells import neutralise
+
+    assert [neutralise(v) for v in ("-12.50", "+3", "1e-3", "-0.5e+2", "plain", "", 7)] == \
+        ["-12.50", "+3", "1e-3", "-0.5e+2", "plain", "", 7]
+    assert [neutralise(v) for v in ("=1+1", "+1+1", "-2+3", "@x", "\tx", "\r=x")] == \
+        ["'=1+1", "'+1+1", "'-2+3", "'@x", "'\tx", "'\r=x"]
