@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from arena.cli_args import (DB_HELP, ArenaArgumentParser, non_negative_int, parse_at, parse_day, path_arg,
+from arena.cli_args import (DB_HELP, ArenaArgumentParser, count, non_negative_int, parse_at, parse_day, path_arg,
                              positive_float, positive_int)
 from arena.errors import ArenaError, InputError
 
@@ -711,7 +711,7 @@ def _compare(args: argparse.Namespace) -> int:
     from arena.store.engine import open_existing_store
 
     if args.format not in FORMATS or args.format == "csv":
-        print(f"arena compare: unknown --format {args.format!r}; choose from text, json", file=sys.stderr)
+        print(f"arena compare: unknown --format {args.format!r} — choose from text, json", file=sys.stderr)
         return 2
     as_of = args.as_of or datetime.now(timezone.utc)
     engine = open_existing_store(args.db)
@@ -738,17 +738,17 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="run simulated weekly cohorts of scripted agents offline and print leaderboards")
     d.add_argument("--seed", type=int, default=7, help="seed of the simulated markets and the scripted agents")
-    d.add_argument("--cohorts", type=positive_int, default=4, help="weekly cohorts to open")
-    d.add_argument("--decision-weeks", type=positive_int, default=4, help="weekly decision rounds per cohort")
-    d.add_argument("--markets-per-week", type=positive_int, default=30, help="simulated markets opened each week")
-    d.add_argument("--groups-per-week", type=non_negative_int, default=2,
+    d.add_argument("--cohorts", type=count(1, 520), default=4, help="weekly cohorts to open")
+    d.add_argument("--decision-weeks", type=count(1, 104), default=4, help="weekly decision rounds per cohort")
+    d.add_argument("--markets-per-week", type=count(1, 10_000), default=30, help="simulated markets opened each week")
+    d.add_argument("--groups-per-week", type=count(0, 1_000), default=2,
                    help="exclusive groups (2-4 binary members, exactly one resolves YES) opened each week")
-    d.add_argument("--forecast-k", type=positive_int, default=20, help="markets every agent forecasts each round")
+    d.add_argument("--forecast-k", type=count(1, 1_000), default=20, help="markets every agent forecasts each round")
     d.add_argument("--start", default=None, type=parse_day,
                    help="first cohort's Sunday (UTC; default 2026-01-04, or 2025-11-02 with --replay)")
     d.add_argument("--replay", default=None, metavar="FILE",
                    help="run the cohorts on recorded markets (replay JSON lines) instead of the simulator")
-    d.add_argument("--days", type=non_negative_int, default=120,
+    d.add_argument("--days", type=count(0, 3_660), default=120,
                    help="with --replay: days to run after the last decision")
     d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh "
                    "demo-seed<SEED>.sqlite in the data directory: ARENA_DATA_DIR, else ./db)")
@@ -763,10 +763,10 @@ def parser() -> argparse.ArgumentParser:
     sy.add_argument("--file", default=None, help="with --venue replay: the replay JSON-lines file")
     sy.add_argument("--at", default=None, type=parse_at,
                     help="the time the sync runs at (ISO, UTC; default now) — for a replay, what is visible then")
-    sy.add_argument("--top", type=positive_int, default=100, help="markets in the universe")
+    sy.add_argument("--top", type=count(1, 100_000), default=100, help="markets in the universe")
     sy.add_argument("--rank-by", default="volume_24h", choices=["volume_24h", "liquidity", "volume"],
                     help="what the universe's top markets are ranked by")
-    sy.add_argument("--horizon-days", type=positive_int, default=60, help="leave out markets closing later than this")
+    sy.add_argument("--horizon-days", type=count(1, 3_660), default=60, help="leave out markets closing later than this")
     sy.add_argument("--exclude", action="append", default=None, metavar="KEYWORD",
                     help="leave out markets whose question contains KEYWORD (repeatable; replaces the defaults)")
     sy.add_argument("--db", default=None, help=DB_HELP)
@@ -837,7 +837,7 @@ def parser() -> argparse.ArgumentParser:
     wk.add_argument("--config", default=None, help="arena TOML (default: ./arena.toml, else built-in defaults)")
     wk.add_argument("--db", default=None, help=DB_HELP)
     wk.add_argument("--at", default=None, type=parse_at, help="decide as of this time (ISO, UTC; default now)")
-    wk.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="decisions in flight at once")
+    wk.add_argument("--concurrency", type=count(1, 1_024), default=8, metavar="N", help="decisions in flight at once")
     wk.add_argument("--endpoint-limit", action="append", metavar="[URL=]N", help=ENDPOINT_LIMIT_HELP)
     wk.add_argument("--until-done", action="store_true",
                     help="stop once every seat of the deciding cohorts is decided (waits out dead workers' leases)")
@@ -874,7 +874,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("file", help="the forecasts: CSV or JSON lines (see the README for the columns)")
     s.add_argument("--out", default=None, type=path_arg, help="write CSV here instead of stdout")
     s.add_argument("--leave-one-out", action="store_true", help="aggregate the other forecasters only")
-    s.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+    s.add_argument("--bootstrap", type=count(0, 100_000), default=0, metavar="N",
                    help="add intervals, significance tiers, P(first) and calibration from N paired draws")
     s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     s.add_argument("--answered-only", action="store_true",
@@ -887,7 +887,7 @@ def parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_migrate)
 
     cp = sub.add_parser("compact", help="thin old snapshots of settled markets to daily, keeping every price used")
-    cp.add_argument("--retention-days", type=positive_int, default=30, help="keep every snapshot younger than this")
+    cp.add_argument("--retention-days", type=count(1, 3_660), default=30, help="keep every snapshot younger than this")
     cp.add_argument("--dry-run", action="store_true", help="count what would go, delete nothing")
     cp.add_argument("--db", default=None, help=DB_HELP)
     cp.set_defaults(func=_compact)
@@ -910,7 +910,7 @@ def parser() -> argparse.ArgumentParser:
                          "with the full list; default: [leaderboard] rank_by of the config, else forecast_brier)")
     lb.add_argument("--format", default="text", choices=FORMATS, help="output format")
     lb.add_argument("--config", default=None, help="arena TOML (default ./arena.toml, else built-in defaults)")
-    lb.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap draws of the intervals")
+    lb.add_argument("--bootstrap", type=count(1, 100_000), default=1000, metavar="N", help="bootstrap draws of the intervals")
     lb.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     lb.add_argument("--track", choices=["model", "agent"], default=None,
                     help="only the agents of this track: model (no tools) or agent (with tools)")
@@ -929,7 +929,7 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--as-of", default=None, metavar="T", type=parse_at,
                     help="from the facts recorded up to T (ISO, UTC; default now)")
     cp.add_argument("--format", default="text", metavar="FORMAT", help="text (default) or json")
-    cp.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap draws")
+    cp.add_argument("--bootstrap", type=count(1, 100_000), default=1000, metavar="N", help="bootstrap draws")
     cp.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     cp.set_defaults(func=_compare)
 

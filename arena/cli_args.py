@@ -79,6 +79,22 @@ def non_negative_int(text: str) -> int:
     return n
 
 
+def count(low: int, high: int) -> Any:
+    """The `type=` of a count from `low` to `high`: a bound on work a typo could make endless."""
+
+    def parse(text: str) -> int:
+        n = _integer(text)
+        if n < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {n}" if low == 1
+                                             else f"must be {low} or more, got {n}")
+        if n > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {n:,}")
+        return n
+
+    parse.__name__ = f"count {low}..{high}"
+    return parse
+
+
 def positive_float(text: str) -> float:
     """A positive number, e.g. seconds between polls."""
     try:

@@ -168,6 +168,27 @@ def _numbers(column: pd.Series) -> pd.Series:
     return pd.to_numeric(_text(column).replace("", np.nan), errors="coerce").astype(float)
 
 
+def _one_outcome_per_question(frame: pd.DataFrame, places: list[str], path: Path) -> None:
+    """A question has one outcome (in its batch): two different outcomes given for it is a ForecastFileError
+    naming both rows, not a silent choice of one."""
+    known = frame[frame["outcome"].notna()]
+    if known.empty:
+        return
+    spread = known.groupby(["batch", "question"])["outcome"].nunique()
+    clash = spread[spread > 1]
+    if clash.empty:
+        return
+    batch, question = clash.index[0]
+    rows = known[(known["batch"] == batch) & (known["question"] == question)]
+    first = rows.iloc[0]
+    other = rows[rows["outcome"] != first["outcome"]].iloc[0]
+    raise ForecastFileError(
+        f"{path}: question {question!r} has outcome {first['outcome']:g} at {places[first.name]} and "
+        f"{other['outcome']:g} at {places[other.name]}" + (f" ({len(clash) - 1} more questions too)" if len(clash) > 1 else ""),
+        fix="give each question one outcome (the same on every row), or leave it blank on all but one",
+        path=str(path))
+
+
 def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     """The valid forecasts of a file, and human-readable notes on what was dropped or ignored.
 
@@ -192,6 +213,7 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     if missing:
         raise ForecastFileError(
             f"{path} lacks required column(s) {', '.join(missing)} (need {', '.join(REQUIRED_COLUMNS)})",
+            fix=f"add a header row naming the columns {', '.join(REQUIRED_COLUMNS)} (outcome and batch optional)",
             path=str(path),
         )
     total = len(raw)
@@ -214,6 +236,7 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     if no_id.any():
         notes.append(f"dropped {int(no_id.sum())} of {total} rows: forecaster or question missing")
     frame = frame[~(bad_p | no_id)]
+    _one_outcome_per_question(frame, places, path)
     dup = frame.duplicated(["batch", "question", "forecaster"], keep="last")
     if dup.any():
         notes.append(f"dropped {int(dup.sum())} of {total} rows: repeated (batch, question, forecaster); kept the last")
@@ -396,7 +419,8 @@ def score_command(path: str, out: str | None, leave_one_out: bool, stdout: TextI
             with open(out, "w", encoding="utf-8", newline="") as fh:
                 table.to_csv(fh, index=False, na_rep="", float_format=FLOAT_FORMAT, lineterminator="\n")
     except OSError as exc:
-        print(f"arena score: cannot write {out}: {exc}", file=stderr)
+        print(f"arena score: cannot write {out}: {exc.strerror or exc} — check that its folder exists and is "
+              f"writable", file=stderr)
         return EXIT_OUTPUT
     if out is not None:
         print(f"wrote {len(table)} rows to {out}", file=stderr)

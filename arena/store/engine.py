@@ -198,6 +198,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> Engine:
     missing SQLite file is a StoreError, as for read commands). A database that cannot be reached is a
     StoreError naming the URL (password hidden) and the server's first line of complaint; one at a schema
     revision this version does not know (a newer arena's) a SchemaError, before anything is written."""
+    _not_in_memory(url)
     if not create:
         _must_exist(url)
     engine = make_engine(url)
@@ -210,6 +211,14 @@ def open_store(url: str | None = None, *, create: bool = True) -> Engine:
     except DatabaseError as exc:  # unreachable server, wrong credentials, a file that is not a database
         raise _unreachable(engine, exc) from None
     return engine
+
+
+def _not_in_memory(url: str | None) -> None:
+    """A command's database outlives the command: an in-memory SQLite one would report work and keep none."""
+    u = parse_url(normalize_url(database_url(url)))
+    if u.get_backend_name() == "sqlite" and (not u.database or u.database == ":memory:"):
+        raise DatabaseURLError("an in-memory SQLite database (sqlite://) keeps nothing once the command ends",
+                               fix="name a file, e.g. --db sqlite:///db/arena.sqlite")
 
 
 def _must_exist(url: str | None) -> str:
@@ -226,6 +235,7 @@ def open_existing_store(url: str | None = None) -> Engine:
     migrates or upgrades. A SQLite file that does not exist is a StoreError (neither it nor its directory is
     created); a database without the arena's schema (empty, another application's), at an older revision or
     at one this version does not know is a SchemaError naming the fix — nothing is written to it."""
+    _not_in_memory(url)
     full = _must_exist(url)
     engine = make_engine(full, read_only=True)
     try:

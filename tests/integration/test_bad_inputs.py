@@ -258,7 +258,7 @@ CASES = [
          live=True),
     case("compare-unknown-cohort", "compare random kelly --db {live} --cohort cohort-1999-01-03",
          "unknown cohort 'cohort-1999-01-03' — choose from", live=True),
-    case("compare-bad-format", "compare a b --db {live} --format csv", "unknown --format 'csv'; choose from text, json",
+    case("compare-bad-format", "compare a b --db {live} --format csv", "unknown --format 'csv' — choose from text, json",
          live=True),
     case("compare-no-database", "compare a b --db {db}", "no database at", 1),
     # issue 27 item 3: values the validator used to accept and that then broke every later job
@@ -309,6 +309,16 @@ CASES = [
     case("leaderboard-unknown-cohort", "leaderboard --cohort nope --db {live}", "unknown cohort 'nope' — choose",
          2, live=True),
     case("leaderboard-bad-format", "leaderboard --format xml --db {live}", "invalid choice: 'xml'", 2, live=True),
+    case("sync-in-memory", "sync --venue replay --file {tmp}/r.jsonl --db sqlite://", "keeps nothing once the command",
+         files={"r.jsonl": REPLAY_LINE}),
+    case("leaderboard-in-memory", "leaderboard --db sqlite:///:memory:", "in-memory SQLite database"),
+    case("demo-cohorts-huge", "demo --cohorts 100000000", "--cohorts: must be at most 520"),
+    case("demo-markets-huge", "demo --markets-per-week 1000000000", "--markets-per-week: must be at most 10,000"),
+    case("score-bootstrap-huge", "score {tmp}/f.csv --bootstrap 1000000000", "--bootstrap: must be at most 100,000",
+         files={"f.csv": CSV_OK_HEADER + "a,q1,0.5,1\n"}),
+    case("score-contradictory-outcomes", "score {tmp}/f.csv",
+         "question 'q1' has outcome 1 at line 2 and 0 at line 3 — give each question one outcome",
+         files={"f.csv": CSV_OK_HEADER + "a,q1,0.5,1\nb,q1,0.4,0\n"}),
     case("config-credential-header", "round --config {tmp}/arena-test.toml --db {db}",
          "X-Api-Key: looks like a credential header",
          files=config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { "X-Api-Key" = "sk-1" }\n')),
@@ -397,6 +407,7 @@ def test_a_bad_input_is_one_line_and_a_nonzero_exit(argv, message, code, files, 
     assert len(lines) == 1, err
     assert lines[0].startswith("arena"), err
     assert message in lines[0], err
+    assert " — " in lines[0] and lines[0].split(" — ")[-1].strip(), f"no fix in: {err}"
     # nothing partial: no database, directory or file appeared, and none changed
     assert _contents(tmp_path) == before
 
@@ -572,3 +583,23 @@ def test_neutralise_leaves_numbers_and_plain_text_alone():
         ["-12.50", "+3", "1e-3", "-0.5e+2", "plain", "", 7]
     assert [neutralise(v) for v in ("=1+1", "+1+1", "-2+3", "@x", "\tx", "\r=x")] == \
         ["'=1+1", "'+1+1", "'-2+3", "'@x", "'\tx", "'\r=x"]
+
+
+def test_a_huge_question_is_refused_not_stored_whole(tmp_path, db_url, capsys):
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from arena.store.engine import make_engine
+    from arena.store.tables import MarketRow, SyncErrorRow
+
+    line = json.loads(_replay_line("big"))
+    line["question"] = "Will it? " + "x" * 5_000_000
+    path = tmp_path / "r.jsonl"
+    path.write_text(_replay_line() + json.dumps(line) + "\n", encoding="utf-8")
+    assert main(["sync", "--venue", "replay", "--file", str(path), "--at", "2025-01-03", "--db", db_url]) == 0
+    assert "ok 1, skipped 0, failed 1" in capsys.readouterr().out
+    eng = make_engine(db_url)
+    with Session(eng) as s:
+        assert list(s.scalars(select(MarketRow.id))) == ["replay:abc"]
+        assert [e.field for e in s.scalars(select(SyncErrorRow))] == ["question"]
+    eng.dispose()
