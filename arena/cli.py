@@ -54,7 +54,7 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.usecases.cohorts import LineupEntry
     from arena.usecases.simulation import simulate
     from arena.read.standings import standings
-    from arena.store.engine import data_dir, open_store
+    from arena.store.engine import data_dir, fresh_store, open_store
     from arena.venues.simulated import SimulatedUniverse
 
     started = time.perf_counter()
@@ -115,10 +115,15 @@ def _demo(args: argparse.Namespace) -> int:
             p.unlink()  # the demo starts from an empty database unless --db names one
         url = f"sqlite:///{path}"
     engine = open_store(url)  # only now: bad flags, files and keys above have written nothing
-    if args.db is not None and not args.force and _has_arena_data(engine):
-        raise InputError(f"{engine.url.render_as_string(hide_password=True)} already holds an arena (cohorts or "
-                         "markets); the demo would mix simulated cohorts into it",
-                         fix="name a new database with --db, or pass --force")
+    if args.db is not None and _has_arena_data(engine):
+        if not args.force:
+            raise InputError(f"{engine.url.render_as_string(hide_password=True)} already holds an arena (cohorts "
+                             "or markets); the demo would mix simulated cohorts into it",
+                             fix="name a new database with --db, or pass --force to empty it and start over")
+        # A demo killed half-way cannot be finished as a clean run would (its clock, its claims and its
+        # settlements are mid-flight): --force starts over in the emptied store, in one transaction.
+        engine = fresh_store(engine)
+        print(f"--force: emptied {engine.url.render_as_string(hide_password=True)} to start the demo over", flush=True)
     from arena.progress import Progress
 
     with Progress((until - start).days + 1, "arena demo", unit="day") as bar:
@@ -755,7 +760,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--llm", action="store_true", help="add the configured LLM agents (their keys must be set)")
     d.add_argument("--config", default=None, help="with --llm: the arena TOML (default ./arena.toml)")
     d.add_argument("--force", action="store_true",
-                   help="with --db: run even if that database already holds an arena (cohorts or markets)")
+                   help="with --db: empty that database (every arena table) and start the demo over, even if it "
+                        "holds an arena — e.g. after a killed demo")
     d.set_defaults(func=_demo)
 
     sy = sub.add_parser("sync", help="bring a venue's markets, prices and resolutions into the database")

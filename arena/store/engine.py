@@ -124,6 +124,32 @@ def migrate(engine: Engine, revision: str = "head") -> None:
             command.upgrade(cfg, revision)
 
 
+def fresh_store(engine: Engine) -> Engine:
+    """Start the database of `engine` over as a fresh arena store and return an engine on it (`engine` is
+    disposed). Fills and resolutions are append-only (triggers refuse DELETE), so the store is not emptied
+    row by row: a SQLite database's files are removed (its side files first, so a kill part-way leaves either
+    the old database or none) and created again; on PostgreSQL every migration is undone and redone in one
+    transaction — a kill leaves the old store or the fresh one, never half of either."""
+    url = engine.url.render_as_string(hide_password=False)
+    path = sqlite_path(url)
+    engine.dispose()
+    if path is not None:
+        for side in ("-journal", "-wal", "-shm", ""):
+            Path(f"{path}{side}").unlink(missing_ok=True)
+        return open_store(url)
+    from alembic import command
+    from alembic.config import Config
+
+    engine = open_store(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "base")
+        command.upgrade(cfg, "head")
+    return engine
+
+
 def current_revision_on(conn) -> str | None:  # type: ignore[no-untyped-def]
     from alembic.runtime.migration import MigrationContext
 
