@@ -4,8 +4,10 @@ process died is taken over once its lease expires, and each run's start, end, st
 kept for the operations page.
 
 A run's statuses: running (claimed, its lease renewed by a heartbeat while the body works), ok, failed (the
-body raised) and incomplete (the body finished but left work a later tick should pick up, e.g. decisions to
-retry). Only one claimant can take a period: the claim is an INSERT (unique per job and period) or a
+body raised), incomplete (the body finished but left work a later tick should pick up, e.g. decisions to
+retry) and abandoned (its runner died: the lease expired with nobody taking the period over — a render or a
+sync whose period never comes again would otherwise show `running` forever; a later tick of the same period
+still takes it over). Only one claimant can take a period: the claim is an INSERT (unique per job and period) or a
 conditional UPDATE of a failed, incomplete or lease-expired run."""
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.store.engine import session_scope
 from arena.store.tables import DecisionRow, JobRunRow
 
-RETRYABLE = ("failed", "incomplete")
+RETRYABLE = ("failed", "incomplete", "abandoned")
 _claims = itertools.count(1)
 
 
@@ -66,6 +68,19 @@ def claim(engine: Engine, job: str, period_key: str, now: datetime, lease: Lease
                     attempts=JobRunRow.attempts + 1, lease_until=lease.until(), heartbeat_at=wall)
         )
         return token if res.rowcount == 1 else None
+
+
+def abandon_expired(engine: Engine, job: str, lease: LeasePolicy, now: datetime) -> int:
+    """Record as abandoned every run of `job` left running by a runner whose lease has expired (it died); the
+    number recorded. Done before each claim of the job, so a dead run is visible as such by the next tick."""
+    wall = lease.now()
+    with session_scope(engine) as s:
+        res = s.execute(update(JobRunRow)
+                        .where(JobRunRow.job == job, JobRunRow.status == "running",  # type: ignore[arg-type]
+                               JobRunRow.lease_until.is_not(None), JobRunRow.lease_until < wall)  # type: ignore[union-attr,operator]
+                        .values(status="abandoned", finished_at=now, lease_until=None,
+                                error="abandoned: its runner stopped renewing the lease (killed or crashed)"))
+        return int(res.rowcount or 0)
 
 
 def reopen(engine: Engine, job: str, period_key: str) -> bool:
@@ -114,6 +129,7 @@ def run_once(engine: Engine, job: str, period_key: str, clock: Any,
     it runs a heartbeat renews the claim's lease. `incomplete(counts)` True records the run as incomplete:
     the next tick claims it again."""
     lease = lease or LeasePolicy.from_env()
+    abandon_expired(engine, job, lease, clock.now())
     token = claim(engine, job, period_key, clock.now(), lease)
     if token is None:
         return JobOutcome(job, period_key, "skipped", {})
@@ -150,7 +166,7 @@ def unfinished(engine: Engine) -> list[str]:
     claimed ("decision agent #id [round]: claimed"), oldest first."""
     with Session(engine) as s:
         runs = [f"{r.job} [{r.period_key}]: {r.status}" for r in s.scalars(
-            select(JobRunRow).where(JobRunRow.status.in_(("running", "failed", "incomplete")))  # type: ignore[attr-defined]
+            select(JobRunRow).where(JobRunRow.status.in_(("running", "failed", "incomplete", "abandoned")))  # type: ignore[attr-defined]
             .order_by(JobRunRow.started_at, JobRunRow.id))]
         seats = [f"decision of agent #{d.agent_id} [{d.round_key}]: claimed" for d in s.scalars(
             select(DecisionRow).where(DecisionRow.status == "claimed").order_by(DecisionRow.id))]
