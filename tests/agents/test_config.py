@@ -283,7 +283,7 @@ def test_a_bad_forecast_band_names_the_key_and_the_fix(value, words):
 
 
 def test_a_negative_per_event_cap_is_refused():
-    with pytest.raises(ConfigError, match=r"\[cohort\] forecast_max_per_event: must be an integer ≥ 0, got -1"):
+    with pytest.raises(ConfigError, match=r"\[cohort\] forecast_max_per_event: must be an integer ≥ 0 and ≤ 1000, got -1"):
         parse_config("[cohort]\nforecast_max_per_event = -1\n", "t.toml")
 
 

@@ -160,7 +160,7 @@ CASES = [
     case("config-band-one-number", "round --config {tmp}/arena-test.toml --db {db}",
          "forecast_band: must be two numbers [lo, hi]", files=config("[cohort]\nforecast_band = [0.05]\n")),
     case("config-negative-event-cap", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-11-02 "
-         "--until 2025-11-09 {tmp}/r.jsonl", "forecast_max_per_event: must be an integer ≥ 0, got -1",
+         "--until 2025-11-09 {tmp}/r.jsonl", "forecast_max_per_event: must be an integer ≥ 0 and ≤ 1000, got -1",
          files={**config("[cohort]\nforecast_max_per_event = -1\n"), "r.jsonl": REPLAY_LINE}),
     case("config-missing", "round --config {tmp}/nope.toml --db {db}", "no such configuration file"),
     case("config-not-toml", "round --config {tmp}/arena-test.toml --db {db}", "not valid TOML",
