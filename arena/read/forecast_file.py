@@ -168,27 +168,6 @@ def _numbers(column: pd.Series) -> pd.Series:
     return pd.to_numeric(_text(column).replace("", np.nan), errors="coerce").astype(float)
 
 
-def _one_outcome_per_question(frame: pd.DataFrame, places: list[str], path: Path) -> None:
-    """A question has one outcome (in its batch): two different outcomes given for it is a ForecastFileError
-    naming both rows, not a silent choice of one."""
-    known = frame[frame["outcome"].notna()]
-    if known.empty:
-        return
-    spread = known.groupby(["batch", "question"])["outcome"].nunique()
-    clash = spread[spread > 1]
-    if clash.empty:
-        return
-    batch, question = clash.index[0]
-    rows = known[(known["batch"] == batch) & (known["question"] == question)]
-    first = rows.iloc[0]
-    other = rows[rows["outcome"] != first["outcome"]].iloc[0]
-    raise ForecastFileError(
-        f"{path}: question {question!r} has outcome {first['outcome']:g} at {places[first.name]} and "
-        f"{other['outcome']:g} at {places[other.name]}" + (f" ({len(clash) - 1} more questions too)" if len(clash) > 1 else ""),
-        fix="give each question one outcome (the same on every row), or leave it blank on all but one",
-        path=str(path))
-
-
 def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     """The valid forecasts of a file, and human-readable notes on what was dropped or ignored.
 
@@ -236,7 +215,6 @@ def read_forecasts(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     if no_id.any():
         notes.append(f"dropped {int(no_id.sum())} of {total} rows: forecaster or question missing")
     frame = frame[~(bad_p | no_id)]
-    _one_outcome_per_question(frame, places, path)
     dup = frame.duplicated(["batch", "question", "forecaster"], keep="last")
     if dup.any():
         notes.append(f"dropped {int(dup.sum())} of {total} rows: repeated (batch, question, forecaster); kept the last")
