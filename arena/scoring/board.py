@@ -21,7 +21,9 @@ from arena.scoring.brier import RANDOM_BRIER, brier_band
 from arena.scoring.cells import score_cells
 from arena.scoring.coherence import contradicts
 from arena.scoring.difficulty import difficulty_adjusted_brier
-from arena.scoring.headline import REFERENCE_KIND, bss_vs_market_guarded, forecast_summary, score_forecasts
+from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
+from arena.scoring.headline import (REFERENCE_AGENTS, REFERENCE_KIND, bss_vs_market_guarded, forecast_summary,
+                                    score_forecasts)
 from arena.scoring.irt import irt_skill
 from arena.scoring.leaderboard import crowd_proxy, leaderboard, per_bet_scores
 from arena.scoring.pnl import return_pct as return_pct_of
@@ -57,8 +59,8 @@ DEFAULT_RANK_BY = "forecast_brier"
 KINDS = ("llm", "baseline", "reference")
 
 BOARD_COLUMNS = (
-    "agent", "kind", "rank", "rank_label", "tier", "provisional",
-    "forecast_brier", "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_asked", "n_answered",
+    "agent", "kind", "rank", "rank_label", "tier", "provisional", "same_as",
+    "forecast_brier", "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_markets", "n_asked", "n_answered",
     "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_market", "bss_vs_market_note",
     "implied_brier", "implied_brier_band", "bss_vs_0_25", "kelly_brier", "stated_brier", "n_bets", "n_resolved_bets",
     "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
@@ -86,6 +88,17 @@ _PROPER_BOOT: dict[str, dict[str, Any]] = {
     "spherical_score": {"value": "spherical"},
 }
 FITTED = ("brier_adjusted", "irt_skill")
+# The forecast-set rank keys' tiers: an exact paired test on this per-market value (`evidence.paired_tiers`; a
+# difference of Brier − market between two rows is their Brier difference, and bss_vs_market orders rows as the
+# Brier does on the markets both scored), not the bootstrap, so they do not move with the seed or the draws.
+_TESTED: dict[str, tuple[str, bool]] = {
+    "forecast_brier": ("brier", False),
+    "brier_minus_market": ("brier", False),
+    "bss_vs_market": ("brier", False),
+    "log_score": ("log_loss", False),
+    "spherical_score": ("spherical", True),
+}
+_MARKET_VALUES = ("brier", "brier_market", "diff_market", "log_loss", "spherical")
 _TIE_RTOL = 1e-12
 
 
@@ -133,8 +146,9 @@ def _with_proper(scored: pd.DataFrame) -> pd.DataFrame:
     return scored.assign(log_loss=log_loss(p, o), spherical=spherical(p, o))
 
 
-def _proper_means(resolved: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    return resolved.groupby(keys, sort=True).agg(log_score=("log_loss", "mean"),
+def _proper_means(markets: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Means over the market-level observations (`evidence.market_rows`) of log loss and spherical score."""
+    return markets.groupby(keys, sort=True).agg(log_score=("log_loss", "mean"),
                                                  spherical_score=("spherical", "mean")).reset_index()
 
 
@@ -168,8 +182,13 @@ def _finish(table: pd.DataFrame, key: str, rank_by: str, tier: pd.Series | None,
     ranks, labels = rank_with_ties(table[rank_by].to_numpy(dtype=float), hib)
     table["rank"] = ranks
     table["rank_label"] = labels
-    table["tier"] = tier.to_numpy(dtype=float) if tier is not None else np.nan
     table["provisional"] = is_provisional(table["n_forecasts"].to_numpy(dtype=float))
+    # provisional rows get no tier, whatever the rank key
+    table["tier"] = np.where(table["provisional"], np.nan,
+                             tier.to_numpy(dtype=float) if tier is not None else np.nan)
+    if "same_as" in columns:
+        table["same_as"] = table["same_as"].astype(object).where(table["same_as"].notna(), None)
+        table["n_markets"] = table["n_markets"].fillna(0).astype(np.int64)
     table["bss_vs_market_note"] = table["bss_vs_market_note"].astype(object).fillna(
         "no resolved forecast with a market price")
     table["implied_brier_band"] = brier_band(table["implied_brier"].to_numpy(dtype=float))
@@ -228,22 +247,35 @@ def cohort_boards(
 
     extra = []  # per cohort: intervals of the headline and of brier_minus_market, and the rank key's tier
     resolved = scored[scored["brier"].notna()]
+    # the unit of evidence: one observation per (cohort, agent, market), its rounds averaged (`scoring.evidence`)
+    markets = market_rows(resolved, _MARKET_VALUES, keys=("cohort",))
+    same = {c: equal_to_reference(g, REFERENCE_AGENTS) for c, g in scored.groupby("cohort", sort=False)}
+    provisional = {(c, a): bool(is_provisional(n)) for c, a, n in zip(table["cohort"], table["agent"],
+                                                                      table["n_forecasts"])}
+    by_cohort = dict(iter(resolved.groupby("cohort", sort=False)))
     resolved_bets = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER) if len(scored_bets) else None
-    for cohort, group in resolved.groupby("cohort", sort=False):
+    for cohort, group in markets.groupby("cohort", sort=False):
         part = pd.DataFrame({"agent": pd.unique(group["agent"])})
+        shown: dict[str, pd.DataFrame] = {}
         for name, spec in _FORECAST_BOOT.items():
             if name == "bss_vs_market" and name != rank_by:
                 continue
-            iv = _interval(paired_bootstrap(group, metric=RANK_METRICS[name], **spec, **opts), name)
+            res = paired_bootstrap(group, metric=RANK_METRICS[name], **spec, **opts)
+            shown[name] = res.table[["agent", "ci_low", "ci_high"]]
+            iv = _interval(res, name).drop(columns=["_tier_" + name])
             if name == "bss_vs_market":
                 iv = iv.drop(columns=[name + "_lo", name + "_hi"])
             part = part.merge(iv, on="agent", how="left")
-        if rank_by in _PROPER_BOOT:
-            res = paired_bootstrap(group, metric=RANK_METRICS[rank_by], **_PROPER_BOOT[rank_by], **opts)
-            part = part.merge(pd.DataFrame({"agent": res.table["agent"], "_tier_" + rank_by: res.table["tier"]}),
-                              on="agent", how="left")
+        if rank_by in _TESTED:
+            value, hib = _TESTED[rank_by]
+            eligible = [a for a in part["agent"] if not provisional.get((cohort, a), True)]
+            tiers = paired_tiers(group, value=value, unit=("market_id",), cluster="market_id", higher_is_better=hib,
+                                 alpha=alpha, eligible=eligible, same_as=same.get(cohort),
+                                 intervals=shown.get(rank_by) if rank_by in ("forecast_brier", "brier_minus_market")
+                                 else None)
+            part = part.merge(tiers.series().rename("_tier_" + rank_by).reset_index(), on="agent", how="left")
         part = part.merge(_proper_means(group, ["agent"]), on="agent", how="left")
-        part = part.merge(_fitted(group), on="agent", how="left")
+        part = part.merge(_fitted(by_cohort[cohort]), on="agent", how="left")
         extra.append(part.assign(cohort=cohort))
     if rank_by in _BET_BOOT and resolved_bets is not None:
         for cohort, group in resolved_bets.groupby("cohort", sort=False):
@@ -256,6 +288,7 @@ def cohort_boards(
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
     for c in ("n_forecasts", "n_asked", "n_answered"):
         table[c] = table[c].fillna(0).astype(np.int64)
+    table["same_as"] = [same.get(c, {}).get(a) for c, a in zip(table["cohort"], table["agent"])]
     tier_col = "_tier_" + rank_by
     order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
     out = {}
@@ -332,26 +365,37 @@ def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFA
     scored = _with_proper(_scored_forecasts(forecasts))
     if "cohort" not in scored.columns:
         scored["cohort"] = ""
-    table = forecast_summary(scored.drop(columns=["cohort"]))
+    # a model's observations are its (cohort, market) pairs, each the mean over that cohort's rounds of the market
+    table = forecast_summary(scored, keys=["agent"], within=["cohort"])
     resolved = scored[scored["brier"].notna()]
     tiers: dict[str, pd.Series] = {}
     if len(resolved):
+        markets = market_rows(resolved, _MARKET_VALUES, keys=("cohort",)).assign(_all="")
         # questions are per cohort: the same market@round in two cohorts is two questions
-        table = table.merge(_proper_means(resolved, ["agent"]), on="agent", how="left").merge(
+        table = table.merge(_proper_means(markets, ["agent"]), on="agent", how="left").merge(
             _fitted(resolved, ["cohort", "question"]), on="agent", how="left")
-        design = cluster_design(resolved, market="market_id", cluster="cohort")  # one coding for every statistic
-        if rank_by in _PROPER_BOOT:
-            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(rank_by), **_PROPER_BOOT[rank_by],
-                                    **opts, design=design)
-            tiers[rank_by] = res.table.set_index("agent")["tier"]
+        # Across cohorts a market is one cluster: one "cluster" holding every distinct market, so each draw
+        # resamples distinct markets and every cohort's observation on a drawn market comes with it.
+        design = cluster_design(markets, market="market_id", cluster="_all")
+        shown: dict[str, pd.DataFrame] = {}
         for name, spec in _FORECAST_BOOT.items():
             if name != rank_by and name == "bss_vs_market":
                 continue
-            res = cluster_bootstrap(resolved, higher_is_better=higher_is_better(name), **spec, **opts, design=design)
-            iv = _interval(res, name)
-            tiers[name] = iv.set_index("agent")["_tier_" + name]
+            res = cluster_bootstrap(markets, higher_is_better=higher_is_better(name), **spec, **opts, design=design)
+            shown[name] = res.table[["agent", "ci_low", "ci_high"]]
             if name != "bss_vs_market":
-                table = table.merge(iv.drop(columns=["_tier_" + name]), on="agent", how="left")
+                table = table.merge(_interval(res, name).drop(columns=["_tier_" + name]), on="agent", how="left")
+        if rank_by in _TESTED:
+            value, hib = _TESTED[rank_by]
+            n_of = dict(zip(table["agent"], table["n_forecasts"]))
+            eligible = [a for a, n in n_of.items() if not is_provisional(n)]
+            same = equal_to_reference(scored, REFERENCE_AGENTS, question=("cohort", "question"))
+            tiers[rank_by] = paired_tiers(
+                markets, value=value, unit=("cohort", "market_id"), cluster="market_id", higher_is_better=hib,
+                alpha=alpha, eligible=eligible, same_as=same,
+                intervals=shown.get(rank_by) if rank_by in ("forecast_brier", "brier_minus_market") else None,
+            ).series()
+            table = table.assign(same_as=table["agent"].map(same))
     proxy = None
     if forecasts is not None and len(forecasts):
         f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
@@ -374,9 +418,7 @@ def overall_bet_part(bets: pd.DataFrame, *, rank_by: str = DEFAULT_RANK_BY, n_bo
     per = per.reset_index().merge(_coherence(scored_bets, ["agent"]), on="agent", how="left")
     tier = None
     if rank_by in _BET_BOOT:
-        rb = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER)
-        if "cohort" not in rb.columns:
-            rb["cohort"] = ""
+        rb = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER, _all="")
         if len(rb):
             res = cluster_bootstrap(rb, higher_is_better=higher_is_better(rank_by), **_BET_BOOT[rank_by], **opts)
             tier = res.table.set_index("agent")["tier"]
@@ -400,8 +442,10 @@ def overall_board(
     """Per model across cohorts (an agent's name is its model), in OVERALL_COLUMNS, best first.
 
     The frames are those of `cohort_board` for every cohort, each with a `cohort` column. Forecast and bet scores
-    are pooled over all of a model's rows (a cohort with more resolved questions weighs more); their intervals and
-    the tier come from `stats.cluster_bootstrap`, which resamples cohorts and markets within them. pnl is the
+    are pooled over all of a model's observations — per cohort one per market, its rounds averaged (a cohort with
+    more resolved markets weighs more); their intervals come from `stats.cluster_bootstrap` resampling distinct
+    markets (a market shared by several cohorts is one cluster: all its cohorts' rows move together), and the
+    forecast rank keys' tier from `evidence.paired_tiers` (paired t-tests clustered by market, BH-adjusted). pnl is the
     total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
     log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
     every cohort's questions (a question is a cohort's market@round).

@@ -3,10 +3,12 @@ reference forecasters (always-0.5 and the market) scored on exactly the same que
 against the market in forms that cannot blow up.
 
 A question is one market at one decision round (`market@round`): every agent of a cohort states P(YES) on the
-same questions at the same time. The market reference's forecast is the YES price the agents saw at decision
-time. Outcomes are the YES payout in [0, 1]; unresolved and void questions are not scored. Every asked question
-counts for every seat: one it did not answer arrives as a stated 0.5 with `answered` False
-(`store.frames.forecast_set_frame`), so leaving a question out never scores better than stating 0.5.
+same questions at the same time. The unit of evidence is the market (`scoring.evidence`): the headline averages,
+per cohort and agent, one observation per resolved market — the mean Brier over the rounds that asked it. The
+market reference's forecast is the YES price the agents saw at decision time. Outcomes are the YES payout in
+[0, 1]; unresolved and void questions are not scored. Every asked question counts for every seat: one it did not
+answer arrives as a stated 0.5 with `answered` False (`store.frames.forecast_set_frame`), so leaving a question
+out never scores better than stating 0.5.
 
 Pure and vectorised; imports only numpy, pandas and the scoring registry.
 """
@@ -17,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from arena.scoring.brier import BSS_MARKET_FLOOR, BSS_MARKET_MIN
+from arena.scoring.evidence import market_rows
 from arena.scoring.registry import register
 
 REF_HALF = "always-0.5 (reference)"
@@ -27,7 +30,7 @@ REFERENCE_KIND = "reference"
 register(
     "forecast_brier",
     higher_is_better=False,
-    description="Headline: mean Brier of the stated P(YES) on the cohort's forecast set (same questions for all)",
+    description="Headline: mean over the forecast set's markets of the Brier of the stated P(YES) (rounds averaged)",
     unit="squared probability, 0..1",
 )
 register(
@@ -96,25 +99,41 @@ def bss_vs_market_guarded(brier: float, brier_market: float,
     return float(1.0 - brier / brier_market), ""
 
 
-def forecast_summary(scored: pd.DataFrame) -> pd.DataFrame:
+def forecast_summary(scored: pd.DataFrame, *, keys: list[str] | None = None,
+                     within: list[str] | None = None) -> pd.DataFrame:
     """Per agent (and cohort when present): kind, n_asked (questions asked, resolved or not), n_answered (those
     it stated a P(YES) for: rows with `answered` False were imputed as 0.5; a frame without that column, and the
     references, answered every row), n_forecasts (resolved questions scored, the imputed ones included),
-    forecast_brier, brier_minus_market (mean over questions with a price), bss_vs_market and
-    bss_vs_market_note. NaN, never 0, where nothing is scored."""
-    keys = ["cohort", "agent"] if "cohort" in scored.columns else ["agent"]
-    both = scored["diff_market"].notna()
+    n_markets (resolved markets), forecast_brier, brier_minus_market (over markets with a price), bss_vs_market and
+    bss_vs_market_note. NaN, never 0, where nothing is scored.
+
+    The market is the unit of evidence (`scoring.evidence`): a market's rounds are first averaged into one
+    observation per (cohort, agent, market), every round the same weight; forecast_brier is the mean of those
+    observations, brier_minus_market the mean of their (Brier − market's Brier), bss_vs_market 1 − Σ Brier / Σ
+    market's Brier over the markets with a price. keys: the output rows (default cohort and agent, or agent);
+    within: what besides agent and market names an observation (default: cohort when present) — the overall board
+    passes keys ["agent"], within ["cohort"], so a model's observations are its (cohort, market) pairs."""
+    has_cohort = "cohort" in scored.columns
+    keys = keys if keys is not None else (["cohort", "agent"] if has_cohort else ["agent"])
+    within = within if within is not None else (["cohort"] if has_cohort else [])
     answered = (scored["answered"].astype(object).fillna(True).astype(bool) if "answered" in scored.columns
                 else pd.Series(True, index=scored.index))
-    frame = scored.assign(
-        _scored=scored["brier"].notna(), _answered=answered.to_numpy(dtype=bool),
-        _b_both=scored["brier"].where(both), _m_both=scored["brier_market"].where(both))
-    out = frame.groupby(keys, sort=True, dropna=False).agg(
-        kind=("kind", "first"), n_asked=("_answered", "size"), n_answered=("_answered", "sum"),
-        n_forecasts=("_scored", "sum"), forecast_brier=("brier", "mean"),
-        brier_minus_market=("diff_market", "mean"), _b=("_b_both", "mean"), _m=("_m_both", "mean")).reset_index()
+    counts = scored.assign(_scored=scored["brier"].notna(), _answered=answered.to_numpy(dtype=bool)).groupby(
+        keys, sort=True, dropna=False).agg(kind=("kind", "first"), n_asked=("_answered", "size"),
+                                           n_answered=("_answered", "sum"), n_forecasts=("_scored", "sum"))
+    resolved = scored[scored["brier"].notna()]
+    both = resolved["diff_market"].notna()
+    resolved = resolved[[*dict.fromkeys([*within, *keys, "market_id"]), "brier", "diff_market", "brier_market"]].assign(
+        _b_both=resolved["brier"].where(both), _m_both=resolved["brier_market"].where(both))
+    mk = market_rows(resolved, ("brier", "diff_market", "_b_both", "_m_both"), market="market_id",
+                     keys=[k for k in dict.fromkeys([*within, *keys]) if k != "agent"])
+    per = mk.groupby(keys, sort=True, dropna=False).agg(
+        n_markets=("market_id", "size"), forecast_brier=("brier", "mean"), brier_minus_market=("diff_market", "mean"),
+        _b=("_b_both", "mean"), _m=("_m_both", "mean"))
+    out = counts.join(per, how="left").reset_index()
     for c in ("n_asked", "n_answered", "n_forecasts"):
         out[c] = out[c].astype(np.int64)
+    out["n_markets"] = out["n_markets"].fillna(0).astype(np.int64)
     guarded = [bss_vs_market_guarded(b, m) for b, m in zip(out["_b"], out["_m"])]
     out["bss_vs_market"] = [g[0] for g in guarded]
     out["bss_vs_market_note"] = [g[1] for g in guarded]
