@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from arena.errors import InputError
 from arena.scoring.ablation import PairedDifference, paired_difference, replicate_spread
+from arena.scoring.evidence import market_rows
 from arena.scoring.leaderboard import per_bet_scores
 from arena.scoring.sequential import DEFAULT_ALPHA, confidence_sequence
 
@@ -186,8 +187,15 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
     f = f[f["agent"].isin([a, b])].copy()
     f["question"] = f["cohort"].astype(str) + "/" + f["question"].astype(str)
     f["brier"] = (f["probability"] - f["outcome_yes"]) ** 2
+    if "replicate" not in f.columns:
+        f["replicate"] = 1
+    # the unit of evidence: per cohort, seat and replicate one observation per market, its rounds averaged
+    markets = market_rows(f.dropna(subset=["brier"])[["cohort", "agent", "market_id", "replicate", "brier"]],
+                          ("brier",), keys=("cohort", "replicate"))
+    markets["question"] = markets["cohort"].astype(str) + "/" + markets["market_id"].astype(str)
     options = dict(n_boot=n_boot, seed=seed)
-    result.differences["forecast_brier"] = paired_difference(f, a, b, "brier", metric="forecast_brier", **options)
+    result.differences["forecast_brier"] = paired_difference(markets, a, b, "brier", metric="forecast_brier",
+                                                             **options)
     if len(bets):
         scored = per_bet_scores(bets[bets["agent"].isin([a, b])])
         scored = scored.assign(question=scored["market_id"])
@@ -198,20 +206,20 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
             columns=["agent", "cohort", "market_id", "question", "brier_kelly"]), a, b, "brier_kelly",
             metric="kelly_brier")
     result.differences["pnl"] = paired_difference(pnl, a, b, "pnl", metric="pnl", statistic="total", **options)
-    result.sequence = _sequence(f, a, b, resolved, alpha)
+    result.sequence = _sequence(markets, a, b, resolved, alpha)
     result.spread = replicate_spread(f.assign(question=f["question"]))
     return result
 
 
-def _sequence(f: pd.DataFrame, a: str, b: str, resolved: pd.Series, alpha: float) -> dict[str, Any]:
-    """The confidence sequence on the per-question B − A forecast-Brier difference (replicate means), the
-    questions taken in the order their markets' resolutions were recorded."""
-    per = f.dropna(subset=["brier"]).groupby(["question", "agent"])["brier"].mean().unstack("agent")
+def _sequence(markets: pd.DataFrame, a: str, b: str, resolved: pd.Series, alpha: float) -> dict[str, Any]:
+    """The confidence sequence on the per-market B − A forecast-Brier difference — one observation per market
+    (the mean over its cohorts, rounds and replicates), the markets taken in the order their resolutions were
+    recorded."""
+    per = markets.groupby(["market_id", "agent"], sort=True)["brier"].mean().unstack("agent")
     if a not in per.columns or b not in per.columns:
         return {"n": 0, "alpha": alpha, "first_date": None}
     d = (per[b] - per[a]).dropna()
-    market = f.drop_duplicates("question").set_index("question")["market_id"]
-    when = pd.Series([resolved.get(market[q]) for q in d.index], index=d.index)
+    when = pd.Series([resolved.get(m) for m in d.index], index=d.index)
     frame = pd.DataFrame({"d": d, "t": when}).dropna().sort_values(["t"], kind="stable")
     if frame.empty:
         return {"n": 0, "alpha": alpha, "first_date": None}
@@ -248,7 +256,7 @@ def compare_text(c: Comparison) -> str:
         when = (f"first excluded 0 on {sq['first_date']} ({'B' if sq['sign'] < 0 else 'A'} better)"
                 if sq.get("first_date") else "has not excluded 0")
         lines += ["", f"anytime-valid {1 - sq['alpha']:.0%} confidence sequence on the forecast-Brier difference "
-                      f"after {sq['n']} resolved questions: [{_fmt(sq['lower'], 4)}, {_fmt(sq['upper'], 4)}]; {when}"]
+                      f"after {sq['n']} resolved markets: [{_fmt(sq['lower'], 4)}, {_fmt(sq['upper'], 4)}]; {when}"]
     if len(c.spread) and (c.spread["replicates"] > 1).any():
         lines += ["", "run-to-run spread: agent, replicates, SD of stated P(YES) (mean over questions), SD of the "
                       "forecast Brier across replicates [min, max]"]
@@ -257,8 +265,9 @@ def compare_text(c: Comparison) -> str:
                          f"{_fmt(r['brier_sd'], 4, False)} [{_fmt(r['brier_min'], 4, False)}, "
                          f"{_fmt(r['brier_max'], 4, False)}]")
     lines += ["", "B − A < 0 on a Brier means B forecasts better; on pnl > 0 means B earned more (USD, realized). "
-                  "Intervals: paired bootstrap resampling markets within cohorts; with replicates each question "
-                  "counts the mean of its replicates (run-to-run noise averaged out; rep.noise = the share of the "
+                  "One observation per (cohort, market): the mean over its rounds. Intervals: paired bootstrap "
+                  "resampling distinct markets (a market shared by cohorts moves with all of them); with "
+                  "replicates each market counts the mean of its replicates (run-to-run noise averaged out; rep.noise = the share of the "
                   "per-question variance still due to it); executed = replicate 1 only, as on the boards."]
     return "\n".join(lines)
 

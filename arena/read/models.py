@@ -1,11 +1,14 @@
-"""Models across cohorts: for each model (an agent name, the same lineup entry week after week), a random-effects
-meta-analysis (`scoring.meta`) of its per-cohort forecast-Brier difference against every other model and against
-the two references, from the facts recorded by `as_of`.
+"""Models across cohorts: for each model (an agent name, the same lineup entry week after week), its forecast-Brier
+difference against every other model and against the two references, pooled over cohorts, from the facts recorded
+by `as_of`.
 
-Each cohort contributes the mean, over the forecast-set questions both answered there, of (this model's Brier −
-the other's), with its standard error; the cohorts are pooled by DerSimonian–Laird with the Hartung–Knapp interval
-beside it. "Better in general" is a pooled interval below 0; "better in some weeks" shows as cohorts whose own
-interval lies below 0 while the pool's does not, with I² saying how much of the spread between weeks is real.
+The unit of evidence is the market (`scoring.evidence`): per cohort, one observation per forecast-set market both
+scored — the mean over its rounds of (this model's Brier − the other's). Consecutive cohorts share markets, so the
+pool is not a meta-analysis of independent cohorts: it is the mean of every (cohort, market) observation with a
+cluster-robust t interval whose clusters are the distinct markets (`evidence.pooled_difference`), so a market asked
+by three cohorts counts as one piece of evidence, not three. The per-cohort rows (the forest plot) and
+DerSimonian–Laird's I² are kept to describe the spread between weeks: "better in general" is a pooled interval
+below 0; "better in some weeks" shows as cohorts whose own interval lies below 0 while the pool's does not.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.clock import utc
+from arena.scoring.evidence import PairedTest, cluster_t_test
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.cache.frame_cache import cohort_frames
@@ -38,8 +42,9 @@ class ModelComparison:
     many comparisons it computes)."""
 
     versus: str
-    meta: MetaAnalysis
+    meta: MetaAnalysis  # DerSimonian–Laird over the per-cohort rows: I² and the forest plot's weights
     columns: Mapping[str, np.ndarray] = field(compare=False, repr=False)
+    pooled: PairedTest | None = None  # the pool: (cohort, market) observations, distinct markets as clusters
 
     @cached_property
     def cohorts(self) -> pd.DataFrame:
@@ -55,20 +60,29 @@ class ModelComparison:
         return int((self.columns["ci_low"] > 0).sum())
 
     @property
+    def estimate(self) -> float:
+        """The pooled difference: the mean over every (cohort, market) observation both scored."""
+        return self.pooled.estimate if self.pooled is not None else self.meta.estimate
+
+    @property
     def pooled_interval(self) -> tuple[float, float]:
-        """Hartung–Knapp where it exists (two cohorts or more), else DerSimonian–Laird."""
-        m = self.meta
-        if np.isfinite(m.hk_ci_low) and np.isfinite(m.hk_ci_high):
-            return m.hk_ci_low, m.hk_ci_high
-        return m.ci_low, m.ci_high
+        """The market-clustered t interval of the pool (`evidence.cluster_t_test`); NaN below two markets."""
+        if self.pooled is not None:
+            return self.pooled.ci_low, self.pooled.ci_high
+        return self.meta.ci_low, self.meta.ci_high
+
+    @property
+    def k(self) -> int:
+        """Cohorts in which both scored a resolved market."""
+        return int(len(self.columns["cohort"]))
 
     @property
     def verdict(self) -> str:
         lo, hi = self.pooled_interval
+        if len(self.columns["difference"]) and (self.columns["difference"] == 0).all():
+            return "identical forecasts"
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            if len(self.columns["difference"]) and (self.columns["difference"] == 0).all():
-                return "identical forecasts"
-            return "too few cohorts"
+            return "too few markets"
         if hi < 0:
             return "better in general"
         if lo > 0:
@@ -87,8 +101,8 @@ _PAIRS: Recent[pd.DataFrame] = Recent(5_000)  # cohort frames key → that cohor
 
 def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
     """Every (model, versus) pair's per-cohort rows in the scored forecast rows of some cohorts: the model is any
-    non-reference forecaster, versus any other forecaster."""
-    cells = score_cells(scored[scored["brier"].notna()])
+    non-reference forecaster, versus any other forecaster; one observation per market (its rounds averaged)."""
+    cells = score_cells(scored[scored["brier"].notna()], question="market_id")
     return pair_differences(cells, [c for c in cells.columns if c not in REFERENCE_AGENTS])
 
 
@@ -136,6 +150,11 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     difference, se = pairs["difference"].to_numpy(dtype=float), pairs["se"].to_numpy(dtype=float)
     names = sorted({m for m, _ in groups})
     wanted = [m for m in names if models is None or m in models]
+    # every (cohort, market) observation of every forecaster, for the market-clustered pools
+    scored = score_forecasts(frame)
+    cells = score_cells(scored[scored["brier"].notna()], question="market_id")
+    market_of = cells.index.get_level_values("question").to_numpy()
+    values = {str(c): cells[c].to_numpy(dtype=float) for c in cells.columns}
     out = {}
     for model in wanted:
         comparisons = []
@@ -147,7 +166,9 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
             meta = dersimonian_laird(d, e, level)
             rows = {"cohort": cohort[at], "n": counts[at], "difference": d, "se": e,
                     "ci_low": d - z * e, "ci_high": d + z * e, "weight": meta.weights}
-            comparisons.append(ModelComparison(other, meta, rows))
+            pooled = (cluster_t_test(values[model] - values[other], market_of, level)
+                      if model in values and other in values else None)
+            comparisons.append(ModelComparison(other, meta, rows, pooled))
         out[model] = tuple(comparisons)
     return out
 

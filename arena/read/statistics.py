@@ -248,8 +248,8 @@ SEQUENCE_COLUMNS = ("agent", "versus", "n", "estimate", "lower", "upper", "first
 def sequences(scored: pd.DataFrame, first: str | None, resolved_at: pd.Series,
               alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
     """Anytime-valid comparisons on a cohort's forecast set: for every forecaster, the confidence sequence
-    (`scoring.sequential`) on its per-question Brier minus the cohort's No. 1's (`first`) and minus the market
-    reference's, the questions taken in the order their resolutions were recorded (`resolved_at`: market_id →
+    (`scoring.sequential`) on its per-market Brier (the mean over the market's rounds) minus the cohort's No. 1's
+    (`first`) and minus the market reference's, the markets taken in the order their resolutions were recorded (`resolved_at`: market_id →
     time). A reader may look every day: the chance that any of these ever wrongly excludes 0 stays ≤ alpha per
     comparison. One row per comparison (SEQUENCE_COLUMNS): the running estimate and bounds after the last
     question, the first date the sequence excluded 0, and the verdict then ("better"/"worse" than the other,
@@ -261,7 +261,9 @@ def sequences(scored: pd.DataFrame, first: str | None, resolved_at: pd.Series,
     pairs += [(a, REF_MARKET) for a in agents if a != REF_MARKET and REF_MARKET in agents]
     rows = []
     for a, b in pairs:
-        cs, _ = compare_sequentially(df, a, b, alpha, question="question", value="brier", time="resolved_at")
+        # one observation per market (the mean over its rounds), in resolution order: a market's rounds share
+        # its outcome and the seat's error on it, so taking them one by one would overstate the evidence
+        cs, _ = compare_sequentially(df, a, b, alpha, question="market_id", value="brier", time="resolved_at")
         if not cs.n:
             continue
         verdict = "not yet" if cs.first_time is None else ("better" if cs.sign < 0 else "worse")

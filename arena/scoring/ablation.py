@@ -8,8 +8,8 @@ of each replicate's P(YES)) and v_X1(q) the executed replicate's (replicate 1). 
 is the mean over shared questions of d(q) = v̄_B(q) − v̄_A(q): it estimates the difference between the seats
 (in expectation over their run-to-run noise), not between two particular runs. Averaging k replicates divides
 the replicate part of each d(q)'s variance by k, which is what "net of replicate noise" means here; the rest of
-the variance is the questions'. The interval is a paired bootstrap that resamples markets within cohorts (each
-market carrying all its rounds and all its replicates, as the leaderboard's bootstrap does) and recomputes the
+the variance is the questions'. The interval is a paired bootstrap that resamples distinct markets (each market
+carrying all its cohorts, rounds and replicates: a market shared by cohorts is one cluster) and recomputes the
 mean of d: a resampled question brings its replicate mean, whose own noise is thereby counted once — a second
 stage resampling replicates within questions would count it twice. `replicate_share` says how much of the
 variance of d(q) is run-to-run noise left after averaging (Σ s²_X(q)/k_X(q) over X, over the variance of d).
@@ -40,7 +40,8 @@ class PairedDifference:
     """B − A on one metric over the questions both answered. For Brier-like metrics (lower is better) a
     negative estimate means B is better. `estimate`/`lo`/`hi`: replicate means (or the mean of the only
     values); `executed*`: replicate 1 only; NaN (never 0) when there is nothing shared. `n`: shared questions;
-    `markets`: the resampled units; `p_value`: two-sided paired-bootstrap p of "no difference"."""
+    `markets`: the resampled units (distinct markets: a market shared by cohorts is one); `p_value`: two-sided
+    paired-bootstrap p of "no difference"."""
 
     metric: str
     a: str
@@ -76,13 +77,13 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float, float]:
 
 def _bootstrap(units: pd.DataFrame, col: str, statistic: str, n_boot: int, seed: int
                ) -> np.ndarray:
-    """Draws of the statistic of `col` (per-question values) resampling markets within cohorts."""
+    """Draws of the statistic of `col` (per-question values) resampling distinct markets: a market asked by several
+    cohorts is one cluster, all its cohorts' values drawn together."""
     q = units.dropna(subset=[col])
     if q.empty:
         return np.zeros(0)
-    g = q.groupby(["cohort", "market_id"], sort=True)[col].agg(["sum", "count"]).reset_index()
-    sizes = g.groupby("cohort", sort=False).size().reindex(g["cohort"].drop_duplicates()).to_numpy()
-    counts = draw_counts(draw_indices(sizes, n_boot, seed), len(g))
+    g = q.groupby(["market_id"], sort=True)[col].agg(["sum", "count"]).reset_index()
+    counts = draw_counts(draw_indices([len(g)], n_boot, seed), len(g))
     num = counts @ g["sum"].to_numpy(dtype=float)
     if statistic == "total":
         return num
@@ -140,7 +141,7 @@ def paired_difference(scores: pd.DataFrame, a: str, b: str, value: str = "brier"
     share = float(min(1.0, rep_var / total_var)) if np.isfinite(total_var) and total_var > 1e-12 else nan
     if k_a.max() <= 1 and k_b.max() <= 1:
         share = nan  # no replicates: nothing to net out
-    return PairedDifference(metric or value, a, b, statistic, n, int(units.groupby(["cohort", "market_id"]).ngroups),
+    return PairedDifference(metric or value, a, b, statistic, n, int(units["market_id"].nunique()),
                             est, lo, hi, p, executed, elo, ehi, int(k_a.max()), int(k_b.max()), share, level)
 
 

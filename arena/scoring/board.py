@@ -385,17 +385,21 @@ def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFA
             shown[name] = res.table[["agent", "ci_low", "ci_high"]]
             if name != "bss_vs_market":
                 table = table.merge(_interval(res, name).drop(columns=["_tier_" + name]), on="agent", how="left")
-        if rank_by in _TESTED:
-            value, hib = _TESTED[rank_by]
-            n_of = dict(zip(table["agent"], table["n_forecasts"]))
-            eligible = [a for a, n in n_of.items() if not is_provisional(n)]
-            same = equal_to_reference(scored, REFERENCE_AGENTS, question=("cohort", "question"))
-            tiers[rank_by] = paired_tiers(
+        n_of = dict(zip(table["agent"], table["n_forecasts"]))
+        eligible = [a for a, n in n_of.items() if not is_provisional(n)]
+        same = equal_to_reference(scored, REFERENCE_AGENTS, question=("cohort", "question"))
+        table = table.assign(same_as=table["agent"].map(same))
+        # the headline's tiers always (the Brier's paired differences also order brier_minus_market and, on the
+        # markets both scored, bss_vs_market), and the rank key's when it is another tested forecast key
+        for name in dict.fromkeys(["forecast_brier", rank_by]):
+            if name not in _TESTED:
+                continue
+            value, hib = _TESTED[name]
+            tiers[name] = paired_tiers(
                 markets, value=value, unit=("cohort", "market_id"), cluster="market_id", higher_is_better=hib,
                 alpha=alpha, eligible=eligible, same_as=same,
-                intervals=shown.get(rank_by) if rank_by in ("forecast_brier", "brier_minus_market") else None,
+                intervals=shown.get(name) if name in ("forecast_brier", "brier_minus_market") else None,
             ).series()
-            table = table.assign(same_as=table["agent"].map(same))
     proxy = None
     if forecasts is not None and len(forecasts):
         f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")

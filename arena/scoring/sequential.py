@@ -129,7 +129,10 @@ def paired_differences(scores: pd.DataFrame, a: str, b: str, *, agent: str = "ag
     """Per question scored by both `a` and `b`: time, question, value_a − value_b, sorted by time (then question).
 
     scores: one row per (agent, question) with the value (e.g. forecast Brier, 0..1) and the question's resolution
-    time; NaN values are dropped. Several rows per (agent, question) are averaged.
+    time; NaN values are dropped. Several rows per (agent, question) are averaged — so passing the market as
+    `question` gives the arena's unit of evidence: one observation per market, the mean over the rounds that asked
+    it, at the market's resolution time (a market's rounds share its outcome and the seat's error on it; taken
+    one by one they are not the independent observations the sequence's guarantee needs).
     """
     need = [agent, question, value, time]
     missing = [c for c in need if c not in scores.columns]

@@ -51,8 +51,8 @@ class ComparisonRow:
     versus: str
     versus_href: str  # the other model's page ("" for a reference)
     k: int  # cohorts pooled
-    estimate: float  # pooled (random effects) this − other, forecast Brier
-    ci_low: float  # Hartung–Knapp where it exists, else DerSimonian–Laird
+    estimate: float  # pooled this − other, forecast Brier: mean over (cohort, market) observations
+    ci_low: float  # the t interval with distinct markets as clusters (`evidence.cluster_t_test`)
     ci_high: float
     i2: float  # % of the between-cohort spread that is real heterogeneity
     better_in: int  # cohorts whose own interval lies below 0
@@ -107,7 +107,7 @@ class ModelYearPage:
 
 def forest_chart(title: str, comparison: ModelComparison, shown: int | None = None) -> Chart:
     """One row per cohort (its difference and 95 % interval, the marker's title giving n and its pooling weight)
-    — the latest `shown` cohorts only, when given — and the pooled random-effects estimate over every cohort as a
+    — the latest `shown` cohorts only, when given — and the pooled estimate (markets as clusters) over every cohort as a
     diamond with its interval; a vertical line at 0 (no difference). Left of 0 the model forecast better."""
     rows = []
     every = comparison.cohorts
@@ -115,12 +115,15 @@ def forest_chart(title: str, comparison: ModelComparison, shown: int | None = No
         weight = r["weight"]
         share = f", weight {weight * 100:.0f} %" if isinstance(weight, float) and math.isfinite(weight) else ""
         rows.append(IntervalRow(str(r["cohort"]), r["difference"], r["ci_low"], r["ci_high"], "cohort",
-                                f"{r['cohort']}: {r['difference']:+.4f} over {int(r['n'])} questions "
+                                f"{r['cohort']}: {r['difference']:+.4f} over {int(r['n'])} markets "
                                 f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]{share}"))
     m = comparison.meta
     plo, phi = comparison.pooled_interval
-    rows.append(IntervalRow("pooled (random effects)", m.estimate, plo, phi, "pooled",
-                            f"pooled {m.estimate:+.4f} [{plo:+.4f}, {phi:+.4f}], I² {m.i2:.0f} %, {m.k} cohorts"))
+    est = comparison.estimate
+    markets = comparison.pooled.markets if comparison.pooled is not None else 0
+    rows.append(IntervalRow("pooled (markets as clusters)", est, plo, phi, "pooled",
+                            f"pooled {est:+.4f} [{plo:+.4f}, {phi:+.4f}] over {markets} distinct markets, "
+                            f"I² {m.i2:.0f} %, {comparison.k} cohorts"))
     return interval_chart(title, rows, rule_at=0.0, rule_label="0 = no difference", signed=True)
 
 
@@ -220,15 +223,15 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
         comps = _merged(comparisons.get(name, ()), name, twins, twin_of)
         table = tuple(ComparisonRow(
             shown_name(c.versus, twin_of.get(c.versus)),
-            "" if c.versus in (REF_MARKET, REF_HALF) else page_path("model", c.versus), c.meta.k,
-            c.meta.estimate, *c.pooled_interval, c.meta.i2, c.better_in, c.worse_in, c.verdict) for c in comps)
+            "" if c.versus in (REF_MARKET, REF_HALF) else page_path("model", c.versus), c.k,
+            c.estimate, *c.pooled_interval, c.meta.i2, c.better_in, c.worse_in, c.verdict) for c in comps)
         forests = []
         by_versus = {c.versus: c for c in comparisons.get(name, ()) if c.versus != twin_of.get(name)}
         ranked = sorted((r for r in overall.values() if not r.is_reference and r.name != name and r.rank_label),
                         key=lambda r: r.rank)
         leader = ranked[0].name if ranked else None
         for versus, label in ((REF_MARKET, "the market"), (leader, f"{leader} (the best other model)")):
-            if versus is not None and versus in by_versus and by_versus[versus].meta.k:
+            if versus is not None and versus in by_versus and by_versus[versus].k:
                 c = by_versus[versus]
                 shown = f"; its latest {RECENT_COHORTS} of {len(c.cohorts)} cohorts drawn, the pool over all" \
                     if len(c.cohorts) > RECENT_COHORTS else ""

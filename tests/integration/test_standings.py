@@ -167,7 +167,9 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
     assert brier["lo"] <= brier["estimate"] <= brier["hi"] < 0  # B (the improved variant) forecasts better
     assert brier["executed_lo"] <= brier["executed"] <= brier["executed_hi"]
     assert 0 < brier["replicate_share"] < 1
-    assert data["sequence"]["n"] == brier["n"] > 200 and data["sequence"]["sign"] == -1
+    # one observation per (cohort, market) in the difference, one per distinct market in the sequence
+    assert brier["n"] > 100 and data["sequence"]["n"] == brier["markets"] < brier["n"]
+    assert data["sequence"]["sign"] == -1
     assert data["sequence"]["first_date"] is not None  # the confidence sequence excluded 0 on a known day
     spread = {r["agent"]: r for r in data["spread"]}
     assert spread["forecaster-v1"]["replicates"] == 3 and 0 < spread["forecaster-v1"]["p_sd"] < 0.2
