@@ -129,9 +129,11 @@ GENERAL_LEGEND = (
 )
 LEGEND_ENTRIES: dict[str, str] = {
     "F-Brier [95% CI]": "F-Brier (the headline): Brier of each agent's stated P(YES) on its cohort's forecast set — "
-    "the same questions for every agent — over resolved markets, lower is better; 95% CI: paired bootstrap "
-    "resampling markets (across cohorts on the overall board: cohorts, then markets within them).",
-    "tier": "1 + agents significantly better on the rank key (BH-adjusted bootstrap p < 0.05); same tier = not "
+    "the same questions for every agent — one observation per resolved market (the mean over its rounds), lower "
+    "is better; 95% CI: paired bootstrap resampling markets (on the overall board distinct markets: a market "
+    "shared by cohorts moves with all of them).",
+    "tier": "1 + agents significantly better on the rank key (forecast keys: exact paired t-test on per-market "
+    "differences, BH-adjusted p < 0.05, none below 10 shared markets or for provisional rows); same tier = not "
     "distinguishable.",
     "F-mkt": "F-Brier minus the market's Brier on the same questions (< 0 beats the market, in -1..1).",
     "answered": "questions the agent stated a P(YES) for / questions it was asked (an unanswered one is scored "

@@ -20,7 +20,8 @@ from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
 from arena.clock import utc
 from arena.scoring.consistency import answer_scores, group_answers, negation_violations, sum_deviation
-from arena.scoring.headline import REF_MARKET, score_forecasts
+from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
+from arena.scoring.headline import REF_MARKET, REFERENCE_AGENTS, score_forecasts
 from arena.scoring.interim import interim_scores
 from arena.scoring.leaderboard import per_bet_scores
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
@@ -205,11 +206,22 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         h = headline[headline["cohort"] == name].drop(columns=["cohort"]) if len(headline) else headline
         if len(h):  # the headline: forecast Brier of stated P(YES) on the forecast set, references included
             scored_h = score_forecasts(h)
+            same = equal_to_reference(scored_h, REFERENCE_AGENTS)
             scored_h = scored_h[scored_h["brier"].notna()]
             if len(scored_h):
-                st.bootstrap["forecast_brier"] = paired_bootstrap(scored_h, "brier", metric="forecast_brier",
-                                                                  stratum=None, market="market_id", **options)
-                table = st.bootstrap["forecast_brier"].table
+                # the unit of evidence: one observation per market, its rounds averaged (`scoring.evidence`)
+                markets_h = market_rows(scored_h, ("brier",), keys=())
+                res = paired_bootstrap(markets_h, "brier", metric="forecast_brier", stratum=None, market="market_id",
+                                       **options)
+                st.bootstrap["forecast_brier"] = res
+                table = res.table
+                n_q = scored_h.groupby("agent")["brier"].size()
+                table["n"] = table["agent"].map(n_q).fillna(0).astype(np.int64)  # resolved questions, as on boards
+                table["provisional"] = table["n"] < min_resolved
+                tiers = paired_tiers(markets_h, value="brier", unit=("market_id",), cluster="market_id",
+                                     eligible=table.loc[~table["provisional"], "agent"].tolist(), same_as=same,
+                                     intervals=table[["agent", "ci_low", "ci_high"]]).series()
+                table["tier"] = table["agent"].map(tiers).to_numpy(dtype=float)
                 first = str(table["agent"].iloc[0]) if table["estimate"].notna().any() else None
                 st.sequences = sequences(scored_h, first, resolved_at)
         p = pnl[pnl["cohort"] == name] if len(pnl) else pnl

@@ -164,6 +164,38 @@ def cohort_differences(rows: pd.DataFrame, a: str, b: str, *, value: str = "brie
     return pd.DataFrame(out, columns=["cohort", "n", "difference", "se", "ci_low", "ci_high"])
 
 
+def headline_intervals(rows: pd.DataFrame, value: str = "brier", *, cohort: str = "cohort", agent: str = "agent",
+                       market: str = "market", n_boot: int = 1000, seed: int = 0,
+                       level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """The boards' intervals from benchmark-shaped rows (cohort, agent, market, [round,] value): per agent and
+    cohort the paired-bootstrap interval of its headline (markets resampled within the cohort), and per agent
+    the overall board's (distinct markets resampled, every cohort's observation on a drawn market with it).
+    Returns cohort (None on the overall rows), agent, estimate, ci_low, ci_high."""
+    from arena.scoring.stats import cluster_bootstrap, paired_bootstrap
+
+    obs = market_rows(rows, (value,), agent=agent, market=market, keys=(cohort,))
+    parts = []
+    for name, group in obs.groupby(cohort, sort=True):
+        t = paired_bootstrap(group, value, agent=agent, market=market, stratum=None, n_boot=n_boot, seed=seed,
+                             level=level, higher_is_better=False, min_resolved=0).table
+        parts.append(t[["agent", "estimate", "ci_low", "ci_high"]].assign(cohort=name))
+    t = cluster_bootstrap(obs.assign(_all=""), value, agent=agent, market=market, cluster="_all", n_boot=n_boot,
+                          seed=seed, level=level).table
+    parts.append(t[["agent", "estimate", "ci_low", "ci_high"]].assign(cohort=None))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["cohort", "agent", "estimate", "ci_low", "ci_high"]]
+
+
+def market_sequence(rows: pd.DataFrame, a: str, b: str, *, value: str = "brier", agent: str = "agent",
+                    market: str = "market", time: str = "resolved_at", alpha: float = DEFAULT_ALPHA) -> Any:
+    """The confidence sequence of a − b on one observation per market (the mean over its cohorts' rounds), in the
+    order of `time` (the market's resolution) — what the statistics page and `arena compare` show."""
+    from arena.scoring.sequential import compare_sequentially
+
+    cs, _ = compare_sequentially(rows, a, b, alpha, agent=agent, question=market, value=value, time=time)
+    return cs
+
+
 # -- tiers ---------------------------------------------------------------------------------------------------------
 
 
@@ -290,5 +322,6 @@ def equal_to_reference(forecasts: pd.DataFrame, references: Sequence[str], *, ag
 
 
 __all__ = ["DEFAULT_ALPHA", "MIN_TIER_MARKETS", "PairedTest", "TIER_RESOLUTION", "TIER_RULE", "Tiers", "UNIT_RULE",
-           "cluster_t_test", "cohort_differences", "equal_to_reference", "market_frame", "market_rows",
+           "cluster_t_test", "cohort_differences", "equal_to_reference", "headline_intervals", "market_frame",
+           "market_rows", "market_sequence",
            "paired_tiers", "pooled_difference"]

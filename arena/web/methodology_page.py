@@ -13,6 +13,7 @@ from arena.domain.sizing import CohortRules
 from arena.money import MICRO
 from arena.scoring.board import RANK_METRICS
 from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
+from arena.scoring.evidence import MIN_TIER_MARKETS, TIER_RESOLUTION
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.read.versions import code_versions, stored_versions
@@ -151,6 +152,76 @@ def imputation_example() -> WorkedExample:
         "ones earns — so leaving a question out can never rank a seat better than stating 0.5 on it.")
 
 
+def inference_examples() -> tuple[WorkedExample, ...]:
+    """The unit of evidence, the tiers and the clustering across cohorts, worked through with the functions the
+    boards use (`scoring.evidence`, `scoring.headline`) on small, fixed inputs."""
+    import numpy as np
+    import pandas as pd
+
+    from arena.scoring.evidence import (MIN_TIER_MARKETS, TIER_RESOLUTION, cluster_t_test, market_frame,
+                                        paired_tiers)
+
+    # 1. the unit: a market asked in three rounds and one asked once, both resolving NO
+    rows = pd.DataFrame({"cohort": "c", "agent": "a", "market": ["A", "A", "A", "B"], "round": [1, 2, 3, 1],
+                         "brier": [0.36, 0.25, 0.16, 0.04]})
+    obs = market_frame(rows).set_index("market")
+    unit = WorkedExample(
+        "The unit of evidence: one observation per market",
+        "A seat states P(YES) = 0.6, 0.5 and 0.4 on market A in three rounds and 0.2 on market B once; both "
+        "resolve NO. Market A resolves once and the seat's view of it carries over from round to round, so its "
+        "three rounds are one piece of evidence.",
+        (("Brier of A's rounds", "0.36, 0.25, 0.16"),
+         ("A's observation: the mean over its rounds", f"{obs.at['A', 'brier']:.3f}"),
+         ("B's observation (one round)", f"{obs.at['B', 'brier']:.3f}"),
+         ("headline: the mean over markets", f"{obs['brier'].mean():.3f}"),
+         ("the mean over market@round rows (not used)", f"{rows['brier'].mean():.3f}")),
+        "Averaging rows would give A three votes to B's one and treat them as independent; the headline, its "
+        "interval, P(first), the tiers, the confidence sequences and `arena compare` all take one observation "
+        "per market, every round of it weighing the same.")
+    # 2. the tiers: an exact paired test, no Monte Carlo
+    n = 30
+    base = np.linspace(0.05, 0.45, n)
+    wiggle = 0.02 * np.sin(np.arange(n))
+    tier_obs = pd.DataFrame({"agent": ["lead"] * n + ["close"] * n + ["far"] * n,
+                             "market_id": [f"m{i}" for i in range(n)] * 3,
+                             "brier": np.r_[base, base + 0.004 + wiggle, base + 0.05 + wiggle]})
+    t = paired_tiers(tier_obs)
+    at = {a: i for i, a in enumerate(t.agents)}
+    few = paired_tiers(tier_obs[tier_obs["market_id"].isin(["m1", "m2", "m3", "m4"])])
+    tiers = WorkedExample(
+        "Tiers from exact paired tests",
+        f"Three seats on the same {n} resolved markets. 'close' is 0.004 worse than 'lead' on average, 'far' "
+        "0.05 worse, each with a per-market wobble of ±0.02.",
+        (("p, close vs lead (paired t on the 30 market differences)", f"{t.p[at['close'], at['lead']]:.3f}"),
+         ("p, far vs lead", f"{t.p[at['far'], at['lead']]:.1e}"),
+         ("tiers lead / close / far (1 + rows significantly better)", " / ".join(f"{t.tier[at[a]]:.0f}" for a in ("lead", "close", "far"))),
+         ("pairs in the Benjamini–Hochberg correction", str(t.tested)),
+         ("the same seats on 4 markets: tiers", " / ".join(f"{few.tier[at[a]]:.0f}" for a in ("lead", "close", "far"))
+          + f" (no pair tested below {MIN_TIER_MARKETS} shared markets)")),
+        "The test has no random draws, so the tiers are the same for every bootstrap seed and number of draws; "
+        f"a difference below {TIER_RESOLUTION} never splits tiers, a row whose interval lies wholly above the "
+        "leader's is never in its tier, provisional rows get none and a seat equal to a reference on every "
+        "question is shown once ('market-follower = market') and adds no pair.")
+    # 3. clustering: four cohorts asking the same 10 markets
+    d = np.array([0.03, -0.02, 0.05, 0.01, -0.04, 0.06, 0.02, -0.01, 0.04, 0.00])
+    units = np.tile(d, 4)
+    shared = cluster_t_test(units, np.tile(np.arange(10), 4))
+    naive = cluster_t_test(units, np.arange(40))
+    cluster = WorkedExample(
+        "Clustering: a market shared by cohorts is one piece of evidence",
+        "Four consecutive cohorts ask the same 10 markets; a model's difference from another on each market is "
+        "the same in every cohort (the market resolved once). That is 40 (cohort, market) observations.",
+        (("pooled difference", f"{shared.estimate:+.4f}"),
+         ("95 % interval, cohorts taken as independent (40 units)", f"[{naive.ci_low:+.4f}, {naive.ci_high:+.4f}]"),
+         ("95 % interval, distinct markets as clusters (10)", f"[{shared.ci_low:+.4f}, {shared.ci_high:+.4f}]"),
+         ("width ratio", f"{(shared.ci_high - shared.ci_low) / (naive.ci_high - naive.ci_low):.1f}×")),
+        "Treating the cohorts as independent counts each market four times and gives an interval half as wide as "
+        "the evidence allows. The overall board's intervals resample distinct markets (every cohort's row on a "
+        "drawn market comes with it), and the model pages pool (cohort, market) observations with a t interval "
+        "clustered by market; I² still describes the spread between weeks.")
+    return (unit, tiers, cluster)
+
+
 @dataclass(frozen=True)
 class MethodologyPage:
     examples: tuple[WorkedExample, ...]
@@ -167,6 +238,9 @@ class MethodologyPage:
     schema_revision: str
     headroom: WorkedExample | None = None  # the forecast set's headroom, worked (`headroom_example`)
     imputation: WorkedExample | None = None  # how a missing forecast is scored (`imputation_example`)
+    inference: tuple[WorkedExample, ...] = ()  # the unit, the tiers, the clustering (`inference_examples`)
+    min_tier_markets: int = 10
+    tier_resolution: float = 5e-4
 
 
 BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
@@ -224,4 +298,5 @@ def methodology_context(engine: Engine) -> MethodologyPage:
     return MethodologyPage(worked_examples(), PROVISIONAL_RULE, BSS_MARKET_FLOOR, tuple(RANK_METRICS),
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
-                           stored.schema_revision, headroom_example(), imputation_example())
+                           stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
+                           TIER_RESOLUTION)

@@ -123,9 +123,11 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
     head_table = head.table.sort_values(["rank", "agent"], na_position="last") if head is not None else None
     tables = [
         StatsTable("Headline: forecast Brier of stated P(YES) on the forecast set",
-                   f"Paired bootstrap over markets, {n_boot} draws, every agent and both reference forecasters "
-                   "on the same draws; the same tier means not significantly different (Benjamini–Hochberg, "
-                   f"α = 0.05). {PROVISIONAL_RULE}.",
+                   "One observation per resolved market (the mean over its rounds). Interval and P(first): "
+                   f"paired bootstrap over markets, {n_boot} draws, every agent and both reference forecasters "
+                   "on the same draws. Tier: exact paired t-tests on the per-market differences, "
+                   "Benjamini–Hochberg (α = 0.05) — the same tier means not significantly different; a seat "
+                   f"equal to a reference shares its tier. {PROVISIONAL_RULE}.",
                    (("agent", "agent", ""), ("tier", "tier", "integer"), ("n", "resolved forecasts", "integer"),
                     ("estimate", "forecast Brier", "number"), ("ci_low", "95% low", "number"),
                     ("ci_high", "95% high", "number"), ("p_first", "P(first)", "fraction_percent"),

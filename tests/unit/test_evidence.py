@@ -10,7 +10,8 @@ import pytest
 
 from arena.scoring.board import cohort_board, overall_board
 from arena.scoring.evidence import (MIN_TIER_MARKETS, cluster_t_test, cohort_differences, equal_to_reference,
-                                    market_frame, market_rows, paired_tiers, pooled_difference)
+                                    headline_intervals, market_frame, market_rows, market_sequence, paired_tiers,
+                                    pooled_difference)
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.sequential import compare_sequentially
 from arena.scoring.stats import cluster_bootstrap
@@ -245,3 +246,17 @@ def test_sequences_on_markets_keep_false_wins_within_alpha_under_daily_peeking()
     assert cs.n == 150 and rounds.n == 600
     assert by_market / paths <= alpha
     assert by_round > by_market  # the per-round sequence overstates the evidence
+
+
+def test_the_benchmark_entry_points_take_cohort_agent_market_round_rows():
+    rng = np.random.default_rng(12)
+    f = _shared(rng, cohorts=2, n=20, rounds=3)
+    rows = pd.DataFrame({"cohort": f["cohort"], "agent": f["agent"], "market": f["market_id"],
+                         "round": f["question"].str.split("@").str[1].astype(int),
+                         "brier": (f["probability"] - f["outcome_yes"]) ** 2, "outcome": f["outcome_yes"]})
+    iv = headline_intervals(rows, n_boot=200)
+    assert len(iv) == 2 * 2 + 2 and (iv["ci_low"] <= iv["estimate"]).all() and (iv["estimate"] <= iv["ci_high"]).all()
+    overall = iv[iv["cohort"].isna()].set_index("agent")
+    assert overall.at["a", "estimate"] == pytest.approx(market_frame(rows).query("agent == 'a'")["brier"].mean())
+    cs = market_sequence(rows.assign(resolved_at=rows["market"].str[1:].astype(int)), "a", "b")
+    assert cs.n == 20  # one observation per distinct market, its cohorts and rounds averaged
