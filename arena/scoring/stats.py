@@ -89,7 +89,8 @@ register(
 register(
     "tier",
     higher_is_better=False,
-    description="Significance tier: 1 + agents significantly better (BH-adjusted bootstrap p < 0.05)",
+    description="Significance tier: 1 + agents significantly better (BH-adjusted p < 0.05; forecast keys: exact "
+    "paired t-tests on per-market differences, bet keys: paired bootstrap)",
     unit="rank",
 )
 
