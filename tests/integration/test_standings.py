@@ -164,13 +164,17 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
     assert data["factor"] == "prompt version" and len(data["cohorts"]) == 4
     brier = data["differences"]["forecast_brier"]
     assert (brier["replicates_a"], brier["replicates_b"]) == (3, 3)
-    assert brier["lo"] <= brier["estimate"] <= brier["hi"] < 0  # B (the improved variant) forecasts better
+    # B (the improved variant) forecasts better on the estimate; the four cohorts share their 58 markets, so the
+    # interval resampling distinct markets is honest about how little evidence that is (it reaches above 0)
+    assert brier["lo"] <= brier["estimate"] < 0 and brier["estimate"] <= brier["hi"]
+    assert brier["markets"] < brier["n"]
     assert brier["executed_lo"] <= brier["executed"] <= brier["executed_hi"]
     assert 0 < brier["replicate_share"] < 1
     # one observation per (cohort, market) in the difference, one per distinct market in the sequence
     assert brier["n"] > 100 and data["sequence"]["n"] == brier["markets"] < brier["n"]
-    assert data["sequence"]["sign"] == -1
-    assert data["sequence"]["first_date"] is not None  # the confidence sequence excluded 0 on a known day
+    assert data["sequence"]["estimate"] < 0  # on 58 markets the anytime-valid sequence has not excluded 0 yet
+    assert data["sequence"]["lower"] < data["sequence"]["estimate"] < data["sequence"]["upper"]
+    assert data["sequence"]["first_date"] is None  # (so no day on which it did)
     spread = {r["agent"]: r for r in data["spread"]}
     assert spread["forecaster-v1"]["replicates"] == 3 and 0 < spread["forecaster-v1"]["p_sd"] < 0.2
     assert spread["forecaster-v2"]["brier_min"] <= spread["forecaster-v2"]["brier_max"]
@@ -185,7 +189,8 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
                  "--bootstrap", "200"]) == 0
     text = capsys.readouterr().out
     assert "forecaster-v2 vs forecaster-v1 (variant: prompt version)" in text
-    assert "forecast_brier" in text and "first excluded 0 on" in text and "run-to-run spread" in text
+    assert "forecast_brier" in text and "after 58 resolved markets" in text and "has not excluded 0" in text
+    assert "run-to-run spread" in text
 
 
 def test_demo_statistics_page_shows_the_ablation_table(demo_db):

@@ -60,9 +60,10 @@ def test_meta_analysis_rows_and_forest_plot_are_the_services_numbers(engine, pop
     assert REF_MARKET in by and len(by) >= 4
     for versus, c in by.items():
         assert versus in meta
-        assert number(c.meta.estimate, 4, True) in meta
+        assert number(c.estimate, 4, True) in meta
         lo, hi = c.pooled_interval
-        assert c.meta.k == 4 and lo <= c.meta.estimate <= hi
+        # the pool: (cohort, market) observations, distinct markets as clusters (cohorts share markets)
+        assert c.k == 4 and lo <= c.estimate <= hi and c.pooled.markets <= c.pooled.n
         # the verdict follows the pooled interval
         if hi < 0:
             assert c.verdict == "better in general"
@@ -70,14 +71,14 @@ def test_meta_analysis_rows_and_forest_plot_are_the_services_numbers(engine, pop
             assert c.verdict == "worse in general"
         else:
             assert "general" not in c.verdict
-        assert c.better_in + c.worse_in <= c.meta.k and abs(float(c.meta.weights.sum()) - 1) < 1e-9
+        assert c.better_in + c.worse_in <= c.k and abs(float(c.meta.weights.sum()) - 1) < 1e-9
     # the forest plot vs the market: a marker per cohort and the pooled diamond, titled with their numbers
     market = by[REF_MARKET]
     svg = text[text.index(f"{model} − the market"):]
     svg = svg[: svg.index("</svg>")]
     assert svg.count('class="marker cohort"') == len(market.cohorts) == 4
     assert svg.count('class="marker pooled"') == 1
-    assert f"pooled {market.meta.estimate:+.4f}" in svg
+    assert f"pooled {market.estimate:+.4f}" in svg
 
 
 def test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page(sim_arena, site):
