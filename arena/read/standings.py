@@ -44,15 +44,17 @@ from arena.store.tables import AgentRow, CohortRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
 JSON_FIELDS = (
-    "agent", "kind", "track", "rank", "rank_label", "tier", "provisional", "forecast_brier", "forecast_brier_lo",
-    "forecast_brier_hi", "n_forecasts", "n_asked", "n_answered", "implied_brier", "implied_brier_band", "kelly_brier", "stated_brier",
+    "agent", "kind", "track", "rank", "rank_label", "tier", "provisional", "same_as", "forecast_brier",
+    "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_markets", "n_asked", "n_answered", "implied_brier",
+    "implied_brier_band", "kelly_brier", "stated_brier",
     "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_0_25", "bss_vs_market",
     "bss_vs_market_note", "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
     "n_bets", "n_resolved_bets",
     # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
 )
-_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_asked", "n_answered", "n_bets", "n_resolved_bets", "n_cohorts")
+_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_bets", "n_resolved_bets",
+               "n_cohorts")
 
 
 @dataclass(frozen=True)
@@ -245,9 +247,12 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     """The boards as plain JSON: {"as_of", "rank_by", "cohorts": [{"name", "status", "rows": [...],
     "headroom": {...}}], "overall": [...]}. Each row has the JSON_FIELDS (overall rows: "model" for "agent", plus n_cohorts); a
     missing value is null, never 0. `track` is "model" or "agent" (null for the reference rows; "agent+model"
-    on the overall board for a name that ran in both). A cohort's "headroom" (`scoring.headroom`) has
-    market_brier, half_brier, in_band_share, min_detectable_difference, filled_share, n_questions, n_markets,
-    n_resolved, paired_sd and sd_basis."""
+    on the overall board for a name that ran in both). `same_as` names the reference row whose forecasts the
+    row equals on every question (null otherwise); `n_markets` counts the resolved markets behind the headline
+    (its unit of evidence; on the overall board its (cohort, market) observations), `n_forecasts` the resolved
+    market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
+    in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
+    sd_basis."""
     return {
         "as_of": boards.as_of.isoformat(),
         "rank_by": boards.rank_by,

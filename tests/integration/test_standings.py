@@ -193,6 +193,21 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
     assert "run-to-run spread" in text
 
 
+def test_demo_json_shows_a_copy_of_the_market_once_and_the_markets_behind_the_headline(demo_db, capsys):
+    """The demo's market-follower states the price it saw: its JSON rows say it equals the market reference and
+    carry the same tier; every headline rests on n_markets resolved markets, fewer than its market@round rows."""
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", demo_db, "--format", "json", "--bootstrap", "50"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for rows in [c["rows"] for c in data["cohorts"]] + [data["overall"]]:
+        by = {r.get("agent") or r.get("model"): r for r in rows}
+        assert by["market-follower"]["same_as"] == "market (reference)"
+        assert by["market-follower"]["tier"] == by["market (reference)"]["tier"]
+        assert by["oracle-sharp"]["same_as"] is None
+        scored = [r for r in rows if r["n_forecasts"]]
+        assert scored and all(0 < r["n_markets"] < r["n_forecasts"] for r in scored)
+
+
 def test_demo_statistics_page_shows_the_ablation_table(demo_db):
     from arena.read.statistics import cohort_statistics
     from arena.web.statistics_page import statistics_context
