@@ -20,7 +20,7 @@ from arena.web.env import page_path
 from arena.web.render import API_PATH, render_site
 from arena.web.serve import ArenaServer, serve
 
-_ROW = re.compile(r'<tr class="kind-(\w+)( provisional)?" data-kind="\w+">\s*<td class="num[^"]*"[^>]*>([^<]*)</td>\s*'
+_ROW = re.compile(r'<tr class="kind-(\w+)( provisional)?(?: twin)?" data-kind="\w+">\s*<td class="num[^"]*"[^>]*>([^<]*)</td>\s*'
                   r'<td class="name[^"]*" data-sort="([^"]*)"')
 
 
@@ -53,7 +53,8 @@ def test_pages_show_the_standings_boards_and_the_one_provisional_rule(sim_arena,
             assert prov == bool(is_provisional(rec["n_forecasts"])), (path, name)
             assert label == (rec["rank_label"] or "—")
         kinds = {r[1] for r in rows}
-        assert "reference" in kinds and kinds <= {"llm", "baseline", "reference"}
+        # the references are rows, or merged into the row of the seat that copies them ("a = b (reference)")
+        assert ("reference" in kinds or '<span class="twin"' in text) and kinds <= {"llm", "baseline", "reference"}
         assert text.count('class="refmark"') >= sum(1 for r in rows if r[1] == "reference")
         assert "Bet-size Brier" in text and "Bet-size skill vs 50 %" in text and "seed 001" not in text.lower()
         assert "Forecast Brier [95 %]" in text

@@ -58,8 +58,12 @@ def test_meta_analysis_rows_and_forest_plot_are_the_services_numbers(engine, pop
     meta = meta[: meta.index("</table>")]
     by = {c.versus: c for c in comps[model]}
     assert REF_MARKET in by and len(by) >= 4
+    # a reference some model copies on every question (`same_as` on the overall board) is listed once, as
+    # "model = reference", on the row of that model
+    twins = {r["same_as"]: r["model"] for r in standings(engine, arena.as_of).overall.to_dict("records")
+             if r.get("same_as")}
     for versus, c in by.items():
-        assert versus in meta
+        assert (versus if versus not in twins else twins[versus]) in meta
         assert number(c.estimate, 4, True) in meta
         lo, hi = c.pooled_interval
         # the pool: (cohort, market) observations, distinct markets as clusters (cohorts share markets)
@@ -94,15 +98,19 @@ def test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page(sim_a
 
 
 def test_the_index_charts_each_models_headline_with_its_interval(sim_arena, site):
+    from arena.read.shown_board import shown_board
+
     boards = standings(sim_arena.engine, sim_arena.as_of)
     scored = boards.overall[boards.overall["forecast_brier"].notna()]
     index = (site / "index.html").read_text(encoding="utf-8")
     svg = index[index.index("Forecast Brier per model with its 95 % interval"):]
     svg = svg[: svg.index("</svg>")]
-    models = scored[scored["kind"] != "reference"]
+    shown = shown_board(scored, boards.rank_by)  # a reference some seat copies is drawn once, as that seat
+    models = shown[shown["kind"] != "reference"]
     assert svg.count('class="marker model"') == len(models) >= 4
-    assert svg.count('class="marker reference"') == len(scored) - len(models) == 2
-    for _, r in scored.iterrows():  # every point is titled with the board's own numbers
+    assert svg.count('class="marker reference"') == len(shown) - len(models)
+    assert len(shown) - len(models) + scored["same_as"].notna().sum() == 2  # both references, shown or merged
+    for _, r in shown.iterrows():  # every point is titled with the board's own numbers
         assert f"{r['model']}: {r['forecast_brier']:.3f} [{r['forecast_brier_lo']:.3f}, " in svg
 
 
@@ -130,7 +138,11 @@ def test_cohort_and_model_json_carry_the_pages_numbers_and_are_served_alike(sim_
         assert data["overall"] == row
         assert [c["cohort"] for c in data["cohorts"]] == [c["name"] for c in boards["cohorts"]
                                                           if any(r["agent"] == row["model"] for r in c["rows"])]
-        assert [c["versus"] for c in data["comparisons"]] == [c.versus for c in comps.get(row["model"], ())]
+        # the comparisons as the page lists them: a reference copied by a model is one row, "model = reference"
+        listed = [c["versus"].split(" = ")[0] for c in data["comparisons"]]
+        every = [c.versus for c in comps.get(row["model"], ())]
+        twinned = {r["same_as"] for r in boards["overall"] if r["same_as"]}
+        assert [v for v in every if v in listed] == listed and set(every) - set(listed) <= twinned
         assert render_path(sim_arena.engine, path, sim_arena.as_of)[1] == written
     assert render_path(sim_arena.engine, "api/models/nobody.json", sim_arena.as_of) is None
 
