@@ -1,6 +1,7 @@
 """Benchmark: does the leaderboard recover known skill, do the bootstrap intervals cover, and is the bootstrap fast?
 
-Not a test. Run with `.venv/bin/python benchmarks/validity.py [--cohorts N] [--quick]` (a few minutes at most).
+Not a test. Run with `.venv/bin/python benchmarks/validity.py [--quick] [--designs-only] [design options]`
+(--quick: about a minute; the default: about ten minutes of CPU, most of it section 6).
 
 Simulated cohorts come from `arena.venues.simulated.SimulatedUniverse` (hidden truths p and resolutions drawn
 from them). Forecasters of known skill state P(YES) = sigmoid(logit(p) + sd · z), z ~ N(0, 1) fresh per market,
@@ -26,15 +27,18 @@ every cohort an i.i.d.-like sample of it.
    (logit pool, leave-one-out) and the final Brier, pooled over the simulated cohorts.
 5. Speed: 1,000 draws for 50 agents × 5,000 events (goal ≤ 5 s), against a naive per-draw pandas loop timed on
    fewer draws of the same run (the very same draws, checked equal), extrapolated to 1,000 draws.
-6. The headline board (arena.scoring.headline + paired_bootstrap, exactly as `cohort_board` runs them): per cohort
-   a forecast set of 500 questions (500 markets × 1 round, and 125 markets × 4 rounds with the agent's error
-   fixed per market, as the demo's oracles do), 10 honest agents of known skill, a metric gamer (honest-but-noisy
-   stated P(YES) between two honest skills, bets sized to game seed 001), and the two references (always-0.5 and
-   a market priced with logit noise 0.7). Reports: Spearman(true skill, headline order) over the honest agents
-   (goal >= 0.95 at 500 questions), 95 % interval coverage of the population Brier over every row including the
-   references (goal 93-97 %), the share of cohorts where the gamer ranks above an honest agent of better true
-   skill (by estimate, and by tier = significantly; goal <= 5 %), and the share where seed 001's implied-confidence
-   Brier (from simulated bets) ranks the gamer above every honest agent (the metric being fooled).
+6. The arena's designs (benchmarks/arena_designs.py: runs of consecutive cohorts whose forecast-set markets are
+   asked in one or several rounds, with a seat's error persistent per market plus a per-round part, markets shared
+   between consecutive cohorts, truths drawn from the shared replay file's prices), measured with the arena's own
+   estimators (arena.scoring.evidence): the cohort headline (one observation per market) and its interval, the
+   overall board's interval (distinct markets resampled), the exact-test tiers and the confidence sequence. Ten
+   honest seats (wide or narrow skill spread), an equal-skill twin and four gamers (seed-001 gamer, selective
+   abstainer, market copier, 0.5-on-hard) beside the two references. Per design: Spearman(true skill, headline
+   order) over the honest seats; 95 % coverage of each seat's population Brier by the cohort and by the overall
+   intervals (goal 93-97 %); the sequences' false-win rate between the equal-skill pair with a look after every
+   market (goal <= 5 %); per gamer, the share of cohorts whose tiers rank it above an honest seat of truly better
+   Brier (goal <= 5 %). Options: --rounds, --market-error-sd, --round-error-sd, --shared-markets, --questions,
+   --cohorts, --runs, --paths, --boot, --seed, --replay; --designs-only runs this section alone.
 """
 
 from __future__ import annotations
@@ -50,15 +54,17 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from arena.scoring.headline import REF_HALF, REF_MARKET, score_forecasts  # noqa: E402
-from arena.scoring.leaderboard import crowd_proxy, per_bet_scores  # noqa: E402
+from arena.scoring.evidence import (equal_to_reference, headline_intervals, market_rows,  # noqa: E402
+                                    market_sequence, paired_tiers)
+from arena.scoring.headline import REF_HALF, REFERENCE_AGENTS, score_forecasts  # noqa: E402
+from arena.scoring.leaderboard import crowd_proxy  # noqa: E402
 from arena.scoring.stats import draw_indices, paired_bootstrap  # noqa: E402
 from arena.scoring.validity import proxy_validity, spearman  # noqa: E402
 from arena.venues.simulated import SimulatedUniverse  # noqa: E402
+from benchmarks.arena_designs import (GAMERS, HONEST, NARROW, REPLAY_FILE, TWIN, WIDE, Design,  # noqa: E402
+                                      Prices, load_prices, population_targets, simulate_run)
 
 START = datetime(2024, 1, 7, tzinfo=timezone.utc)
-WIDE = np.round(np.arange(10) * 0.25, 2)  # sd 0, 0.25, …, 2.25 (logit units)
-NARROW = np.round(np.arange(10) * 0.10, 2)  # sd 0, 0.1, …, 0.9
 GOAL_SECONDS = 5.0
 
 
@@ -228,129 +234,180 @@ def speed(n_agents: int, n_events: int, n_boot: int, naive_n: int, rng: np.rando
           f"same draws give the same values: {same}")
 
 
-MARKET_SD = 0.7  # logit noise of the simulated market price around the truth
+# -- 6. the arena's designs ----------------------------------------------------------------------------------------
+
+COVERAGE_GOAL = (0.93, 0.97)
+FALSE_WIN_GOAL = 0.05
+GAMER_GOAL = 0.05
+TABLE_COLUMNS = ("design", "Spearman", "cohort cov.", "overall cov.", "false wins", *GAMERS.values())
 
 
-def _bets(f: np.ndarray, q: np.ndarray, y: np.ndarray, names: list[str], gamer: int, per_agent: int = 20
-          ) -> pd.DataFrame:
-    """Simulated bets: honest agents bet Kelly on their largest edges (> 0.05), at most `per_agent`; the gamer
-    stakes the maximum on up to 10 favourites priced >= 0.93 and the minimum on the side it believes less on its
-    10 most extreme beliefs. Cash 1000, max bet 250, min bet 5 (USD)."""
-    rows = []
-    for a, name in enumerate(names):
-        fa = f[:, a]
-        if a == gamer:
-            fav = np.flatnonzero(np.maximum(q, 1 - q) >= 0.93)[:10]
-            for m in fav:
-                rows.append((name, m, "YES" if q[m] >= 0.5 else "NO", 250.0, q[m], fa[m], y[m]))
-            rest = np.setdiff1d(np.arange(q.size), fav)
-            for m in rest[np.argsort(-np.abs(fa[rest] - 0.5), kind="stable")][:10]:
-                rows.append((name, m, "NO" if fa[m] >= 0.5 else "YES", 5.0, q[m], fa[m], y[m]))
-            continue
-        edge = np.abs(fa - q)
-        for m in np.argsort(-edge, kind="stable")[:per_agent]:
-            if edge[m] <= 0.05:
-                break
-            yes = fa[m] > q[m]
-            kelly = (fa[m] - q[m]) / (1 - q[m]) if yes else (q[m] - fa[m]) / q[m]
-            rows.append((name, m, "YES" if yes else "NO", float(np.clip(kelly * 1000, 5, 250)), q[m], fa[m], y[m]))
-    return pd.DataFrame(rows, columns=["agent", "market_id", "side", "amount", "price_yes_at_bet",
-                                       "stated_probability", "outcome_yes"]).assign(max_bet=250.0,
-                                                                                   cash_at_decision=1000.0)
+def arena_designs(args: argparse.Namespace) -> list[Design]:
+    """Every design the arena has: one round and several rounds per market; several rounds with markets shared
+    between consecutive cohorts; each with the wide and the narrow skill spread."""
+    common = dict(questions=args.questions, cohorts=args.cohorts, market_error_sd=args.market_error_sd,
+                  round_error_sd=args.round_error_sd)
+    out = []
+    for spread in ("wide", "narrow"):
+        out.append(Design(f"{spread}, 1 round", spread, 1, shared=0.0, **common))
+        out.append(Design(f"{spread}, {args.rounds} rounds", spread, args.rounds, shared=0.0, **common))
+        out.append(Design(f"{spread}, {args.rounds} rounds, {args.shared_markets:.0%} shared", spread, args.rounds,
+                          shared=args.shared_markets, **common))
+    return out
 
 
-def headline_check(pool_p: np.ndarray, pool_y: np.ndarray, cohorts: int, n_boot: int,
-                   rng: np.random.Generator) -> None:
-    print(f"\n6. The headline board: forecast Brier of stated P(YES) on a 500-question forecast set, {cohorts} "
-          f"cohorts, {n_boot} draws, 10 honest agents + a metric gamer + always-0.5 and market references")
-    print(f"   {'design':<44}{'Spearman mean':>14}{'p10':>7}{'>=0.95':>8}{'coverage':>10}"
-          f"{'gamer>better':>13}{'>=0.3 better':>13}{'signif.':>9}{'S001 fooled':>12}")
-    designs = (("wide, 500 markets x 1 round", WIDE, 1.125, 500, 1),
-               ("narrow, 500 markets x 1 round", NARROW, 0.45, 500, 1),
-               ("wide, 125 markets x 4 rounds (fixed error)", WIDE, 1.125, 125, 4),
-               ("narrow, 125 markets x 4 rounds (fixed error)", NARROW, 0.45, 125, 4))
-    for label, sds, gamer_sd, n_markets, rounds in designs:
-        all_sds = np.append(sds, gamer_sd)
-        names = [f"sd={s:.2f}" for s in sds] + ["gamer"]
-        gamer = len(sds)
-        x, w = np.polynomial.hermite_e.hermegauss(60)
-        w = w / w.sum()
-        q_pop = sigmoid(logit(pool_p)[:, None] + MARKET_SD * x[None, :])
-        market_pop = (((q_pop - pool_p[:, None]) ** 2 * w).sum(axis=1) + pool_p * (1 - pool_p)).mean()
-        target = dict(zip(names, population_brier(pool_p, all_sds)))
-        target[REF_HALF] = 0.25
-        target[REF_MARKET] = market_pop
-        rho, hits, above, above_clear, above_sig, fooled = [], [], [], [], [], []
-        for c in range(cohorts):
-            pick = rng.choice(pool_p.size, n_markets, replace=False)
-            p, y = pool_p[pick], pool_y[pick]
-            f = forecasts(p, all_sds, rng)  # the agent's error is fixed per market across rounds
-            q = sigmoid(logit(p) + MARKET_SD * rng.standard_normal(n_markets))
-            m_idx = np.repeat(np.arange(n_markets), rounds)
-            r_idx = np.tile(np.arange(rounds), n_markets)
-            frame = pd.DataFrame({
-                "agent": np.repeat(names, m_idx.size),
-                "market_id": np.tile(m_idx, len(names)),
-                "question": np.tile([f"{m}@{r}" for m, r in zip(m_idx, r_idx)], len(names)),
-                "probability": f[m_idx].T.ravel(),
-                "market_price": np.tile(q[m_idx], len(names)),
-                "outcome_yes": np.tile(y[m_idx], len(names)),
-            })
-            scored = score_forecasts(frame)
-            res = paired_bootstrap(scored, "brier", metric="forecast_brier", market="market_id", stratum=None,
-                                   n_boot=n_boot, seed=9000 + c)
-            t = res.table.set_index("agent")
-            est = t.loc[names, "estimate"].to_numpy()
-            rho.append(spearman(sds, est[:gamer]))
-            truth = np.array([target[a] for a in t.index])
-            hits.append((t["ci_low"].to_numpy() <= truth) & (truth <= t["ci_high"].to_numpy()))
-            better = np.flatnonzero(sds < gamer_sd)
-            clearly = np.flatnonzero(sds <= gamer_sd - 0.3)  # at least 0.3 logit-sd better
-            above.append((est[better] > est[gamer]).any())
-            above_clear.append((est[clearly] > est[gamer]).any())
-            padj = res.p_adjusted.loc[names, names].to_numpy()
-            above_sig.append(((est[better] > est[gamer]) & (padj[better, gamer] < 0.05)).any())
-            s001 = per_bet_scores(_bets(f, q, y, names, gamer)).groupby("agent")["brier"].mean()
-            fooled.append(s001.get("gamer", np.inf) < s001.drop("gamer", errors="ignore").min())
-        r = np.array(rho)
-        print(f"   {label:<44}{r.mean():>14.3f}{np.quantile(r, 0.1):>7.3f}{(r >= 0.95).mean():>8.0%}"
-              f"{np.mean(np.concatenate(hits)):>10.1%}{np.mean(above):>13.1%}{np.mean(above_clear):>13.1%}"
-              f"{np.mean(above_sig):>9.1%}{np.mean(fooled):>12.0%}")
-    print("   gamer>better: share of cohorts where the gamer's headline estimate beats an honest agent of better true "
-          "skill (its neighbour is only 0.125 (wide) / 0.05 (narrow) logit-sd better); >=0.3 better: beats one at "
-          "least 0.3 logit-sd better; signif.: beats a better one with BH-adjusted paired p < 0.05 (a tested "
-          "inversion; goal <= 5 %). S001 fooled: share of cohorts where seed 001's implied-confidence Brier (from "
-          "simulated bets) ranks the gamer above every honest agent.")
+def measure_design(design: Design, prices: Prices, runs: int, paths: int, n_boot: int, rng: np.random.Generator,
+                   target_n: int = 400_000) -> dict[str, float]:
+    """The arena's own estimators on `runs` simulated runs of `design`: Spearman(true skill, cohort headline) over
+    the honest seats; coverage of each seat's population Brier by the cohort interval (markets resampled within the
+    cohort) and by the overall board's (distinct markets resampled); the false-win rate of the confidence sequence
+    between two seats of equal skill (one observation per market, in resolution order, looked at after each), over
+    the full runs and further runs simulated for the sequence alone, `paths` in all; per gamer, the share of cohorts whose tiers put it above an honest seat of better true Brier."""
+    targets = population_targets(design, prices, rng, target_n)
+    rho, cohort_hit, overall_hit, false_win = [], [], [], []
+    above: dict[str, list[bool]] = {g: [] for g in GAMERS.values()}
+    better = {g: [h for h in HONEST if targets[h] < targets[g]] for g in GAMERS.values()}
+    covered = [a for a in targets if a != REF_HALF]  # always-0.5's interval is the point 0.25: it covers trivially
+    for run in range(runs):
+        rows = simulate_run(design, prices, rng)
+        scored = score_forecasts(rows)
+        iv = headline_intervals(scored, "brier", cohort="cohort", agent="agent", market="market_id", n_boot=n_boot,
+                                seed=run)
+        iv = iv[iv["agent"].isin(covered)]
+        truth = iv["agent"].map(targets).to_numpy(dtype=float)
+        hit = (iv["ci_low"].to_numpy() <= truth) & (truth <= iv["ci_high"].to_numpy())
+        per_cohort = iv["cohort"].notna().to_numpy()
+        cohort_hit.extend(hit[per_cohort])
+        overall_hit.extend(hit[~per_cohort])
+        cs = market_sequence(scored, GAMERS["seed001"], TWIN, market="market_id", time="resolved_at")
+        false_win.append(cs.first_index is not None)
+        obs = market_rows(scored[scored["brier"].notna()], ("brier",), keys=("cohort",))
+        for cohort, group in obs.groupby("cohort", sort=True):
+            est = group.groupby("agent")["brier"].mean()
+            rho.append(spearman(design.skills, est.reindex(HONEST).to_numpy()))
+            shown = iv[iv["cohort"] == cohort][["agent", "ci_low", "ci_high"]]
+            same = equal_to_reference(scored[scored["cohort"] == cohort], REFERENCE_AGENTS)
+            tier = paired_tiers(group, value="brier", unit=("market_id",), cluster="market_id", same_as=same,
+                                intervals=shown).series()
+            for g in GAMERS.values():
+                above[g].append(bool(any(tier[g] < tier[h] for h in better[g])))
+    pair = [GAMERS["seed001"], TWIN]
+    for _ in range(max(paths - runs, 0)):
+        rows = simulate_run(design, prices, rng)
+        scored = score_forecasts(rows[rows["agent"].isin(pair)], references=False)
+        cs = market_sequence(scored, *pair, market="market_id", time="resolved_at")
+        false_win.append(cs.first_index is not None)
+    out = {"Spearman": float(np.nanmean(rho)), "cohort cov.": float(np.mean(cohort_hit)),
+           "overall cov.": float(np.mean(overall_hit)), "false wins": float(np.mean(false_win))}
+    out.update({g: float(np.mean(v)) for g, v in above.items()})
+    out.update(n_cohort=len(cohort_hit), n_overall=len(overall_hit), n_paths=len(false_win), n_cohorts=len(rho))
+    return out
+
+
+def _mark(name: str, value: float) -> str:
+    if name in ("cohort cov.", "overall cov."):
+        ok = COVERAGE_GOAL[0] <= value <= COVERAGE_GOAL[1]
+    elif name == "false wins":
+        ok = value <= FALSE_WIN_GOAL
+    elif name in GAMERS.values():
+        ok = value <= GAMER_GOAL
+    else:
+        return f"{value:.3f}"
+    return f"{value:.1%}" + ("" if ok else " missed")
+
+
+def design_check(args: argparse.Namespace, runs: int, paths: int, n_boot: int, rng: np.random.Generator
+                 ) -> list[dict]:
+    prices = load_prices(Path(args.replay) if args.replay else REPLAY_FILE)
+    designs = arena_designs(args)
+    print(f"\n6. The arena's designs (arena.scoring.evidence: one observation per market, the cohort and overall "
+          f"intervals, the exact-test tiers, the confidence sequence): {runs} runs per design, each "
+          f"{args.cohorts} consecutive cohorts of {args.questions} forecast-set markets, {n_boot} draws; seat error "
+          f"skill x (market error sd {args.market_error_sd} persistent per seat and market, round error sd "
+          f"{args.round_error_sd} fresh per round); sequences over {max(paths, runs)} runs; seed {args.seed}")
+    print(f"   {prices.source}")
+    widths = [max(30, max(len(d.label) for d in designs) + 2), 9, 15, 15, 15,
+              *(max(len(g), 13) + 2 for g in GAMERS.values())]
+    print("   " + "".join(f"{c:>{w}}" if i else f"{c:<{w}}" for i, (c, w) in enumerate(zip(TABLE_COLUMNS, widths))))
+    table = []
+    for design in designs:
+        t0 = time.perf_counter()
+        res = measure_design(design, prices, runs, paths, n_boot, rng, 100_000 if args.quick else 400_000)
+        cells = [design.label, *(_mark(c, res[c]) for c in TABLE_COLUMNS[1:])]
+        print("   " + "".join(f"{c:>{w}}" if i else f"{c:<{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
+              + f"   [{time.perf_counter() - t0:.0f} s]", flush=True)
+        table.append({"design": design.label, **res})
+    print(f"   Counts per design: {table[0]['n_cohorts']} cohorts ({table[0]['n_cohort']} cohort intervals), "
+          f"{table[0]['n_overall']} overall intervals, {table[0]['n_paths']} sequences.")
+    print(f"   Goals: coverage {COVERAGE_GOAL[0]:.0%}-{COVERAGE_GOAL[1]:.0%} of every seat's and the market "
+          f"reference's population Brier; false wins <= {FALSE_WIN_GOAL:.0%} (seed-001 gamer vs its equal-skill twin, "
+          f"one sequence per run over all its cohorts' markets); gamer above a truly better honest seat (a strictly "
+          f"better tier) in <= {GAMER_GOAL:.0%} of cohorts. Spearman: mean over cohorts of the honest seats' true "
+          f"skill order against their headline order.")
+    return table
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cohorts", type=int, default=200, help="simulated cohorts per experiment")
+    parser.add_argument("--cohorts", type=int, default=4,
+                        help="consecutive cohorts per simulated run (section 6; sections 1-4 simulate 200 "
+                             "independent cohorts, 40 with --quick)")
+    parser.add_argument("--runs", type=int, default=None, help="simulated runs per design (default 30; quick 6)")
+    parser.add_argument("--paths", type=int, default=None,
+                        help="runs per design for the sequences' false wins (default 200; quick 20)")
+    parser.add_argument("--questions", type=int, default=None,
+                        help="forecast-set markets per cohort (default 125; quick 40)")
+    parser.add_argument("--rounds", type=int, default=4, help="decision rounds asking each market (section 6)")
+    parser.add_argument("--market-error-sd", type=float, default=1.0,
+                        help="a seat's persistent error on a market, in units of its skill (section 6)")
+    parser.add_argument("--round-error-sd", type=float, default=0.5,
+                        help="a seat's per-round error, in units of its skill (section 6)")
+    parser.add_argument("--shared-markets", type=float, default=0.5,
+                        help="share of a cohort's markets the next cohort asks again (section 6)")
     parser.add_argument("--events", type=int, default=500, help="resolved events per agent for coverage")
-    parser.add_argument("--boot", type=int, default=1000, help="bootstrap draws")
+    parser.add_argument("--boot", type=int, default=None,
+                        help="bootstrap draws (default 1000; section 6 with --quick: 200)")
+    parser.add_argument("--replay", default=None, help=f"the replay file for the price distribution "
+                                                        f"(default {REPLAY_FILE})")
     parser.add_argument("--seed", type=int, default=20240107)
-    parser.add_argument("--quick", action="store_true", help="40 cohorts and a smaller speed run")
-    parser.add_argument("--headline-only", action="store_true", help="run only section 6 (the headline board)")
+    parser.add_argument("--quick", action="store_true", help="fewer runs, markets and draws, a smaller speed run")
+    parser.add_argument("--designs-only", action="store_true", help="run only section 6 (the arena's designs)")
     args = parser.parse_args(argv)
-    cohorts = 40 if args.quick else args.cohorts
+    bad = []
+    if not 0.0 <= args.shared_markets < 1.0:
+        bad.append("--shared-markets must lie in [0, 1)")
+    if args.rounds < 1 or args.cohorts < 1:
+        bad.append("--rounds and --cohorts must be at least 1")
+    if args.market_error_sd < 0 or args.round_error_sd < 0:
+        bad.append("--market-error-sd and --round-error-sd must be >= 0")
+    if bad:
+        parser.error("; ".join(bad))
+    runs = args.runs or (6 if args.quick else 30)
+    paths = args.paths or (20 if args.quick else 200)
+    if args.questions is None:
+        args.questions = 40 if args.quick else 125
+    if args.questions < 12:
+        parser.error("--questions must be at least 12 (the tiers test a pair on at least 10 markets)")
+    n_boot = args.boot or 1000
+    design_boot = args.boot or (200 if args.quick else 1000)
+    cohorts = 40 if args.quick else 200
     rng = np.random.default_rng(args.seed)
 
     t0 = time.perf_counter()
+    if args.designs_only:
+        design_check(args, runs, paths, design_boot, rng)
+        print(f"\nTotal {time.perf_counter() - t0:.0f} s")
+        return
     weeks, per_week = 24, 500
     pool_p, pool_y = load_universe(args.seed % 100_000, weeks=weeks, per_week=per_week)
     print(f"Universe: {pool_p.size:,} resolved non-void simulated markets (of {weeks * per_week:,}), built in "
           f"{time.perf_counter() - t0:.1f} s; mean truth {pool_p.mean():.3f}, YES rate {pool_y.mean():.3f}")
-
-    if args.headline_only:
-        headline_check(pool_p, pool_y, cohorts, args.boot, rng)
-        print(f"\nTotal {time.perf_counter() - t0:.0f} s")
-        return
     skill_recovery(pool_p, pool_y, cohorts, rng)
-    coverage(pool_p, pool_y, cohorts, args.events, args.boot, rng)
-    null_check(pool_p, pool_y, 2 * cohorts, args.events, args.boot, rng)  # rare events: twice the cohorts
+    coverage(pool_p, pool_y, cohorts, args.events, n_boot, rng)
+    null_check(pool_p, pool_y, 2 * cohorts, args.events, n_boot, rng)  # rare events: twice the cohorts
     proxy_check(pool_p, pool_y, min(cohorts, 100), args.events, rng)
-    speed(50, 1000 if args.quick else 5000, args.boot, 5 if args.quick else 20, rng)
-    headline_check(pool_p, pool_y, cohorts, args.boot, rng)
+    speed(50, 1000 if args.quick else 5000, n_boot, 5 if args.quick else 20, rng)
+    design_check(args, runs, paths, design_boot, rng)
     print(f"\nTotal {time.perf_counter() - t0:.0f} s")
 
 
