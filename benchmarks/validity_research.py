@@ -1,8 +1,9 @@
 """Benchmark: are the research instruments valid? Anytime-valid comparisons, planted-effect coverage, random-effects
 meta-analysis and the difficulty-adjusted Brier, on simulated cohorts with known truth.
 
-Not a test. Run with `.venv/bin/python benchmarks/validity_research.py [--quick] [--seed N]` (about 150 s of CPU;
---quick, used by `make bench`, about 12 s of CPU; its shares over 100 cohorts are only good to about ±4 points).
+Not a test. Run with `.venv/bin/python benchmarks/validity_research.py [--quick] [--seed N] [design options]` (a
+few minutes of CPU; --quick, used by `make bench`, under a minute; its shares over 60-100 cohorts are only good to
+about ±3-4 points).
 
 Simulated forecasting: each question has a hidden truth p ~ Beta(0.9, 0.9) and resolves YES with probability p. A
 forecaster of noise sd states P(YES) = sigmoid(logit(p) + sd · z), z ~ N(0, 1) fresh per question — smaller sd,
@@ -14,6 +15,12 @@ mean (the planted effect) is E[(f_A − p)² − (f_B − p)²], computed by Mon
    ever declare a winner must stay <= alpha = 5 %; the naive look (a fixed-sample 95 % z-interval recomputed every
    day) is measured in the same run for contrast. Under a true difference (sd 0.5 vs 1.0 and 0.5 vs 0.8), the
    median day of detection and the share detected by day 200.
+1b. The same on the arena's structure (benchmarks/arena_designs.py): runs of consecutive weekly cohorts whose
+   markets are asked in several rounds, a seat's error persistent per market plus a per-round part, markets shared
+   between consecutive cohorts, truths from the shared replay file's prices. Two seats of equal skill; the share
+   of runs whose confidence sequence ever declares a winner with one observation per market
+   (arena.scoring.evidence.market_sequence, the arena's unit), beside market@round rows taken one by one.
+   Options: --rounds, --market-error-sd, --round-error-sd, --shared-markets, --questions, --cohorts, --paths.
 2. Planted-effect coverage (item 2's number): per cohort, 200 questions answered by A (sd 0.5) and B (sd 0.8); the
    95 % paired-bootstrap interval of mean Brier A − mean Brier B (arena.scoring.stats.paired_bootstrap, the
    per-draw difference of the two agents' draws) covers the planted effect in ~95 % of cohorts.
@@ -27,6 +34,9 @@ mean (the planted effect) is E[(f_A − p)² − (f_B − p)²], computed by Mon
    τ = 0.01) added to the per-question differences of two equally skilled forecasters (mean 0), 150 questions per
    cohort; coverage of μ by the 95 % DerSimonian–Laird, Hartung–Knapp and fixed-effect intervals, for 5, 10 and 20
    cohorts, and the mean estimated τ² and I².
+3b. On the runs of 1b: coverage of a planted difference (honest skill 0.5 vs 1.0) by the pooled cross-cohort
+   interval (arena.scoring.evidence.pooled_difference: one observation per (cohort, market), distinct markets as
+   clusters), beside the same t interval treating each cohort's market as independent.
 4. Difficulty-adjusted Brier (arena.scoring.difficulty): 10 forecasters (sd 0.2, 0.4, …, 2.0), 400 questions, each
    forecaster answering an overlapping subset of 150 in which the better forecasters get the hard questions
    (|p − 0.5| < 0.25) more often; Spearman between the true skill order and the order of raw Brier vs the
@@ -46,12 +56,17 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from arena.scoring.ablation import paired_difference  # noqa: E402
+from arena.scoring.evidence import cluster_t_test, market_sequence, pooled_difference  # noqa: E402
+from arena.scoring.headline import score_forecasts  # noqa: E402
 from arena.scoring.difficulty import difficulty_adjusted_brier  # noqa: E402
 from arena.scoring.irt import irt_skill  # noqa: E402
 from arena.scoring.meta import dersimonian_laird  # noqa: E402
 from arena.scoring.sequential import confidence_sequence  # noqa: E402
 from arena.scoring.stats import paired_bootstrap  # noqa: E402
+from arena.scoring.sequential import compare_sequentially  # noqa: E402
 from arena.scoring.validity import spearman  # noqa: E402
+from benchmarks.arena_designs import (GAMERS, HONEST, REPLAY_FILE, TWIN, Design, load_prices,  # noqa: E402
+                                      population_targets, simulate_run)
 
 ALPHA = 0.05
 Z95 = 1.959963984540054
@@ -119,6 +134,49 @@ def anytime_valid(cohorts: int, days: int, per_day: int, rng: np.random.Generato
             print(f"   {label} (planted mean Brier difference {effect:+.4f}): confidence sequence detects it by day "
                   f"{days} in {np.isfinite(cs_day).mean():.1%} of cohorts, median detection {med_text}; "
                   f"one look at day {days} detects {np.mean(fixed):.1%}; wrong-way declarations {wrong}")
+
+
+def arena_structure(args: argparse.Namespace, paths: int, rng: np.random.Generator) -> None:
+    """Sections 1b and 3b on runs shaped like the arena (benchmarks/arena_designs.py)."""
+    prices = load_prices(Path(args.replay) if args.replay else REPLAY_FILE)
+    design = Design("research", "wide", args.rounds, args.questions, args.cohorts, args.shared_markets,
+                    args.market_error_sd, args.round_error_sd)
+    null_pair = [GAMERS["seed001"], TWIN]  # equal skill
+    a, b = HONEST[2], HONEST[4]  # skill 0.5 vs 1.0
+    targets = population_targets(design, prices, rng)
+    effect = targets[a] - targets[b]
+    wins_market, wins_round, hit_pooled, hit_naive, n_obs, days = [], [], [], [], [], []
+    t0 = time.perf_counter()
+    for _ in range(paths):
+        rows = simulate_run(design, prices, rng)
+        scored = score_forecasts(rows[rows["agent"].isin([*null_pair, a, b])], references=False)
+        cs = market_sequence(scored, *null_pair, market="market_id", time="resolved_at")
+        wins_market.append(cs.first_index is not None)
+        n_obs.append(cs.n)
+        days.append(int(scored["resolved_at"].max()))
+        unit = scored.assign(unit=scored["cohort"] + "/" + scored["question"])
+        cs_round, _ = compare_sequentially(unit, *null_pair, ALPHA, question="unit", time="resolved_at")
+        wins_round.append(cs_round.first_index is not None)
+        pooled = pooled_difference(scored, a, b, market="market_id")
+        hit_pooled.append(pooled.ci_low <= effect <= pooled.ci_high)
+        obs = scored.groupby(["cohort", "market_id", "agent"])["brier"].mean().unstack("agent")
+        d = (obs[a] - obs[b]).dropna()
+        naive = cluster_t_test(d.to_numpy(), np.arange(d.size))  # every (cohort, market) its own cluster
+        hit_naive.append(naive.ci_low <= effect <= naive.ci_high)
+    print(f"\n1b. Anytime-valid on the arena's structure: {paths} runs of {args.cohorts} weekly cohorts "
+          f"({np.mean(days):.0f} resolution days) of {args.questions} forecast-set markets x {args.rounds} rounds, "
+          f"{args.shared_markets:.0%} of a cohort's markets asked again by the next, a seat's error = skill x "
+          f"(persistent per market sd {args.market_error_sd} + per round sd {args.round_error_sd}); "
+          f"{prices.source.split(' (')[0]}")
+    print(f"   two seats of equal skill, a look after every observation (daily peeking included): cohorts ever "
+          f"declaring a winner — one observation per market (arena.scoring.evidence.market_sequence, "
+          f"{np.mean(n_obs):.0f} markets per run) {np.mean(wins_market):.1%} (goal <= {ALPHA:.0%}); market@round "
+          f"rows taken one by one (the previous unit) {np.mean(wins_round):.1%}   "
+          f"[{(time.perf_counter() - t0) / paths * 1000:.0f} ms per run]")
+    print(f"3b. Pooled cross-cohort difference on the same runs ({a} vs {b}, planted {effect:+.4f} per question): "
+          f"the 95 % interval of arena.scoring.evidence.pooled_difference (distinct markets as clusters) covers it "
+          f"in {np.mean(hit_pooled):.1%} of runs (goal ~95 %); treating each cohort's market as independent "
+          f"{np.mean(hit_naive):.1%}")
 
 
 def planted_coverage(cohorts: int, n_q: int, n_boot: int, rng: np.random.Generator) -> None:
@@ -226,12 +284,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer cohorts and draws (seconds, for make bench)")
     ap.add_argument("--seed", type=int, default=20261123)
+    ap.add_argument("--rounds", type=int, default=4, help="decision rounds asking each market (1b, 3b)")
+    ap.add_argument("--market-error-sd", type=float, default=1.0,
+                    help="a seat's persistent error on a market, in units of its skill (1b, 3b)")
+    ap.add_argument("--round-error-sd", type=float, default=0.5,
+                    help="a seat's per-round error, in units of its skill (1b, 3b)")
+    ap.add_argument("--shared-markets", type=float, default=0.5,
+                    help="share of a cohort's markets the next cohort asks again (1b, 3b)")
+    ap.add_argument("--questions", type=int, default=40, help="forecast-set markets per cohort (1b, 3b)")
+    ap.add_argument("--cohorts", type=int, default=26, help="consecutive weekly cohorts per run (1b, 3b)")
+    ap.add_argument("--paths", type=int, default=None, help="runs for 1b and 3b (default 300; quick 60)")
+    ap.add_argument("--replay", default=None, help=f"the replay file (default {REPLAY_FILE})")
     args = ap.parse_args(argv)
+    if not 0.0 <= args.shared_markets < 1.0 or args.rounds < 1 or args.cohorts < 1 or args.questions < 2 \
+            or args.market_error_sd < 0 or args.round_error_sd < 0:
+        ap.error("need 0 <= --shared-markets < 1, --rounds and --cohorts >= 1, --questions >= 2 and error sds >= 0")
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     q = args.quick
     print(f"validity_research — seed {args.seed}{' (quick)' if q else ''}")
     anytime_valid(cohorts=100 if q else 1000, days=200, per_day=2, rng=rng)
+    arena_structure(args, paths=args.paths or (60 if q else 300), rng=rng)
     planted_coverage(cohorts=100 if q else 1000, n_q=200, n_boot=500 if q else 1000, rng=rng)
     replicate_coverage(cohorts=100 if q else 1000, n_q=200, k=3, n_boot=500 if q else 1000, rng=rng)
     meta_coverage(reps=200 if q else 2000, n_q=150, rng=rng)
