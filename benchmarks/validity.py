@@ -263,7 +263,9 @@ def measure_design(design: Design, prices: Prices, runs: int, paths: int, n_boot
     the honest seats; coverage of each seat's population Brier by the cohort interval (markets resampled within the
     cohort) and by the overall board's (distinct markets resampled); the false-win rate of the confidence sequence
     between two seats of equal skill (one observation per market, in resolution order, looked at after each), over
-    the full runs and further runs simulated for the sequence alone, `paths` in all; per gamer, the share of cohorts whose tiers put it above an honest seat of better true Brier."""
+    the full runs and further runs simulated for it and the overall interval alone, `paths` in all; per gamer, the
+    share of cohorts whose tiers put it in a strictly better tier than an honest seat of better true Brier, and the
+    share where a gamer's paired test (BH-adjusted) says it beats one."""
     targets = population_targets(design, prices, rng, target_n)
     rho, cohort_hit, overall_hit, false_win = [], [], [], []
     above: dict[str, list[bool]] = {g: [] for g in GAMERS.values()}
