@@ -329,8 +329,13 @@ def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 
     """Per (batch, forecaster) with outcomes: the Brier score's paired-bootstrap 95 % interval (questions
     resampled, every forecaster scored on the same draws), its significance tier, P(ranked first), % of
     questions where it beat No. 1, the BH-adjusted p-value against No. 1, the provisional flag, and the
-    calibration (ECE and Murphy decomposition). `on_batch(batch)` is called after each batch (progress)."""
+    calibration (ECE and Murphy decomposition). `on_batch(batch)` is called after each batch (progress).
+
+    The tier is the boards' exact rule (`scoring.evidence.paired_tiers`: paired t-tests on the questions a pair
+    shares, Benjamini–Hochberg, a minimum of evidence, the leader rule), with each question of a file its own unit
+    of evidence: it does not move with the seed or the number of draws. Provisional rows get no tier."""
     from arena.scoring.calibration import murphy_by_group
+    from arena.scoring.evidence import paired_tiers
     from arena.scoring.stats import paired_bootstrap
 
     known = frame[frame["outcome"].notna()] if "outcome" in frame.columns else frame.iloc[0:0]
@@ -341,7 +346,12 @@ def forecast_statistics(frame: pd.DataFrame, *, n_boot: int = 1000, seed: int = 
                                n_boot=n_boot, seed=seed, min_resolved=min_resolved)
         cal = murphy_by_group(g["probability"].to_numpy(float), g["outcome"].to_numpy(float),
                               g["forecaster"].to_numpy()).set_index("group")
-        for rec in res.table.to_dict("records"):
+        table = res.table
+        settled = table.loc[~table["provisional"].astype(bool), "agent"].tolist()
+        tier = paired_tiers(g, value="brier", agent="forecaster", unit=("question",), cluster="question",
+                            eligible=settled, intervals=table[["agent", "ci_low", "ci_high"]]).series()
+        for rec in table.to_dict("records"):
+            rec["tier"] = tier.get(rec["agent"], float("nan"))
             c = cal.loc[rec["agent"]] if rec["agent"] in cal.index else None
             rows.append({"batch": batch, "forecaster": rec["agent"], "brier_ci_low": rec["ci_low"],
                          "brier_ci_high": rec["ci_high"], "tier": rec["tier"], "p_first": rec["p_first"],

@@ -370,3 +370,26 @@ def test_two_outcomes_for_one_question_are_refused(tmp_path: Path) -> None:
     batches = write_csv(tmp_path / "b.csv", [("x", "a", "q", "0.3", "1"), ("y", "a", "q", "0.3", "0")],
                         header="batch,forecaster,question,probability,outcome")
     assert run(batches)[0] == 0
+
+
+def test_bootstrap_tiers_do_not_move_with_the_seed_or_the_draws(tmp_path: Path) -> None:
+    """`arena score --bootstrap`: the tiers are the boards' exact paired rule — equal across seeds and draw counts
+    — and a clearly worse forecaster is never in the best one's tier."""
+    import random
+
+    rng = random.Random(4)
+    rows = []
+    for i in range(80):
+        outcome = rng.random() < 0.5
+        truth = 0.8 if outcome else 0.2
+        for name, noise in (("sharp", 0.05), ("fair", 0.15), ("poor", 0.45)):
+            p = min(0.99, max(0.01, truth + rng.uniform(-noise, noise)))
+            rows.append((name, f"q{i}", f"{p:.3f}", str(int(outcome))))
+    path = write_csv(tmp_path / "f.csv", rows)
+    tiers = []
+    for seed, draws in ((0, 200), (1, 200), (2, 200), (0, 2000)):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        assert score_command(str(path), None, False, stdout, stderr, bootstrap=draws, seed=seed) == 0
+        tiers.append({r["forecaster"]: r["tier"] for r in csv.DictReader(io.StringIO(stdout.getvalue()))})
+    assert all(t == tiers[0] for t in tiers)
+    assert float(tiers[0]["poor"]) > float(tiers[0]["sharp"])
