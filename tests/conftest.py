@@ -49,18 +49,29 @@ def _pg_database():  # type: ignore[no-untyped-def]
     admin.dispose()
 
 
-@pytest.fixture
-def db_url(tmp_path: Path, _pg_database) -> str:  # type: ignore[no-untyped-def]
-    if _pg_database is None:
-        return f"sqlite:///{tmp_path / 'arena.sqlite'}"
+def _fresh_url(tmp_path: Path, pg_database, name: str) -> str:  # type: ignore[no-untyped-def]
+    """A new, empty database: a SQLite file `name` under `tmp_path`, or a new schema of the session's PostgreSQL
+    database."""
+    if pg_database is None:
+        return f"sqlite:///{tmp_path / name}"
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    url = _pg_database.render_as_string(hide_password=False)
-    eng = make_engine(url)
+    eng = make_engine(pg_database.render_as_string(hide_password=False))
     with eng.begin() as c:
         c.execute(text(f'CREATE SCHEMA "{schema}"'))
     eng.dispose()
-    return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
+    return pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
         hide_password=False)
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, _pg_database) -> str:  # type: ignore[no-untyped-def]
+    return _fresh_url(tmp_path, _pg_database, "arena.sqlite")
+
+
+@pytest.fixture
+def new_url(tmp_path: Path, _pg_database):  # type: ignore[no-untyped-def]
+    """A maker of fresh, empty databases (SQLite files, or schemas of the test's PostgreSQL database)."""
+    return lambda: _fresh_url(tmp_path, _pg_database, f"{uuid.uuid4().hex[:8]}.sqlite")
 
 
 @pytest.fixture

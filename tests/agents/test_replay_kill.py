@@ -13,10 +13,9 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlmodel import Session
 from standin import hold_responder, server_error
 from table_facts import differences, table_facts
@@ -28,22 +27,6 @@ from arena.store.tables import DecisionRow, JobRunRow
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
 WORK_TABLES = {"job_runs", "sync_runs", "sync_errors", "decision_attempts", "model_calls"}
-
-
-@pytest.fixture
-def new_url(tmp_path, _pg_database):  # type: ignore[no-untyped-def]
-    def make() -> str:
-        if _pg_database is None:
-            return f"sqlite:///{tmp_path / uuid.uuid4().hex[:8]}.sqlite"
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        eng = make_engine(_pg_database.render_as_string(hide_password=False))
-        with eng.begin() as c:
-            c.execute(text(f'CREATE SCHEMA "{schema}"'))
-        eng.dispose()
-        return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-            hide_password=False)
-
-    return make
 
 
 def _argv(shared_dir, cfg, url, until="2025-11-16"):  # type: ignore[no-untyped-def]

@@ -69,26 +69,11 @@ def test_demo_is_deterministic_for_a_seed(tmp_path, capsys):
     assert outs[0] == outs[1]
 
 
-def test_two_identical_demos_give_the_same_bytes(tmp_path, _pg_database, capsys):
+def test_two_identical_demos_give_the_same_bytes(tmp_path, new_url, capsys):
     """Two runs of the same demo into two databases: the boards as JSON and every page of the site are equal byte
     for byte, although the seats of a round decide at once and record their answers and fills in any order (the
     sums run over rows in a fixed order). Only the render's own bookkeeping and the operations page, whose job runs
     name the process that ran them, may differ."""
-    import uuid
-
-    from sqlalchemy import text
-
-    def new_url() -> str:
-        if _pg_database is None:
-            return f"sqlite:///{tmp_path / uuid.uuid4().hex[:8]}.sqlite"
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        eng = make_engine(_pg_database.render_as_string(hide_password=False))
-        with eng.begin() as c:
-            c.execute(text(f'CREATE SCHEMA "{schema}"'))
-        eng.dispose()
-        return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-            hide_password=False)
-
     boards, sites = [], []
     for run in ("one", "two"):
         url = new_url()

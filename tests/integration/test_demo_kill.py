@@ -9,10 +9,9 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlmodel import Session
 from table_facts import differences, table_facts
 
@@ -22,22 +21,6 @@ from arena.store.tables import FillRow
 
 pytestmark = pytest.mark.slow
 ARGS = ["demo", "--cohorts", "2", "--decision-weeks", "2", "--markets-per-week", "12", "--seed", "3"]
-
-
-@pytest.fixture
-def new_url(tmp_path, _pg_database):  # type: ignore[no-untyped-def]
-    def make() -> str:
-        if _pg_database is None:
-            return f"sqlite:///{tmp_path / uuid.uuid4().hex[:8]}.sqlite"
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        eng = make_engine(_pg_database.render_as_string(hide_password=False))
-        with eng.begin() as c:
-            c.execute(text(f'CREATE SCHEMA "{schema}"'))
-        eng.dispose()
-        return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-            hide_password=False)
-
-    return make
 
 
 def _fills(url: str) -> int:

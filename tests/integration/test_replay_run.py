@@ -9,9 +9,8 @@ benchmark runs the full three months on the default schedule."""
 from __future__ import annotations
 
 import json
-import uuid
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlmodel import Session
 
 from arena.cli import main
@@ -29,24 +28,6 @@ horizon_days = 14
 [schedule]
 settle = "0 1 * * *"
 """
-
-
-@pytest.fixture
-def new_url(tmp_path, _pg_database):  # type: ignore[no-untyped-def]
-    """Fresh, empty databases (SQLite files, or schemas of the test's PostgreSQL database)."""
-
-    def make() -> str:
-        if _pg_database is None:
-            return f"sqlite:///{tmp_path / uuid.uuid4().hex[:8]}.sqlite"
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        eng = make_engine(_pg_database.render_as_string(hide_password=False))
-        with eng.begin() as c:
-            c.execute(text(f'CREATE SCHEMA "{schema}"'))
-        eng.dispose()
-        return _pg_database.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-            hide_password=False)
-
-    return make
 
 
 @pytest.fixture
