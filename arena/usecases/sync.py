@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock
@@ -153,6 +153,8 @@ def followed_market_ids(engine: Engine, venue: str) -> dict[str, str]:
     return {mid: native for mid, native in rows}
 
 
+STALE_SYNC = timedelta(hours=1)  # far beyond any sync's length: a run still "running" after it is dead
+
 # A market re-read by id that the venue says is gone fails alone (recorded with the run); any other error status
 # still fails the sync, which retries it whole.
 GONE = frozenset({404, 410})
@@ -270,6 +272,14 @@ def _run(engine: Engine, venue: str, clock: Clock, gather: Callable[[_Batch, Syn
     now = clock.now()
     report = SyncReport(venue)
     with session_scope(engine) as s:
+        # A sync of this venue still "running" long after it started was stopped with its process (a kill):
+        # record it as such, so the operations page does not show it running forever.
+        s.execute(update(SyncRunRow)
+                  .where(SyncRunRow.venue == venue, SyncRunRow.status == "running",  # type: ignore[arg-type]
+                         SyncRunRow.started_at < now - STALE_SYNC)  # type: ignore[operator]
+                  .values(status="abandoned", finished_at=now,
+                          error="abandoned: its process stopped before the sync finished (killed or crashed); "
+                                "nothing of it was written"))
         run = SyncRunRow(venue=venue, started_at=now, status="running")
         s.add(run)
         s.flush()

@@ -209,6 +209,24 @@ def test_a_followed_market_the_venue_no_longer_knows_fails_alone(engine):
     assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).status == "failed"
 
 
+def test_a_sync_killed_midway_is_recorded_abandoned_by_a_later_sync(engine):
+    """A sync run left "running" by a killed process is marked abandoned by the venue's next sync an hour on;
+    one still within the hour (maybe alive) is left alone."""
+    clock = FixedClock(NOW)
+    with session_scope(engine) as s:
+        s.add(SyncRunRow(venue="polymarket", started_at=NOW - timedelta(hours=3), status="running"))
+        s.add(SyncRunRow(venue="polymarket", started_at=NOW - timedelta(minutes=10), status="running"))
+        s.add(SyncRunRow(venue="manifold", started_at=NOW - timedelta(hours=3), status="running"))
+    venue = Venue()
+    assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).status == "ok"
+    with Session(engine) as s:
+        runs = {(r.venue, r.started_at.replace(tzinfo=timezone.utc)): r for r in s.scalars(select(SyncRunRow))}
+    dead = runs[("polymarket", NOW - timedelta(hours=3))]
+    assert dead.status == "abandoned" and "killed" in dead.error
+    assert runs[("polymarket", NOW - timedelta(minutes=10))].status == "running"
+    assert runs[("manifold", NOW - timedelta(hours=3))].status == "running"  # another venue's: its own sync's
+
+
 def test_held_market_is_refreshed_after_leaving_the_universe_then_settled_and_re_settled(engine):
     venue = Venue()
     resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
