@@ -329,7 +329,7 @@ class SyncRunRow(SQLModel, table=True):
     venue: str = Field(max_length=40, index=True)
     started_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
-    status: str = Field(default="running", max_length=20)  # running, ok, failed
+    status: str = Field(default="running", max_length=20)  # running, ok, failed, abandoned (its process died)
     ok: int = 0
     skipped: int = 0
     failed: int = 0
