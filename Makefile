@@ -24,7 +24,7 @@ demo: $(STAMP)
 
 # The quick suite (the slow end-to-end tests are left out: see SLOW_MODULES in tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m "not slow"
+	$(BIN)/python -m pytest -n auto -m "not slow" --durations=12
 
 # The slow end-to-end tests alone (processes killed and resumed, replays, the wheel, the browser); CI runs both.
 test-slow: $(STAMP)
