@@ -39,12 +39,12 @@ def twin_of(value: Any) -> str:
 
 def shown_name(name: str, same_as: Any) -> str:
     """"market-follower = market" for a seat equal to the reference "market (reference)" ("always-0.5 =
-    always-0.5 (reference)" where the short name would repeat the seat's); the name alone else."""
+    reference" where the reference's short name is the seat's own); the name alone else."""
     twin = twin_of(same_as)
     if not twin:
         return name
     short = twin.removesuffix(REFERENCE_SUFFIX)
-    return f"{name} = {short if short != name else twin}"
+    return f"{name} = {short if short != name else REFERENCE}"
 
 
 def merge_twins(frame: pd.DataFrame, name_key: str) -> pd.DataFrame:

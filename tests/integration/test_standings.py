@@ -286,7 +286,7 @@ def test_leaderboard_fits_the_terminal_width_and_keeps_the_leading_columns(demo_
         names = head.split()
         assert names[:2] in (["rank", "agent"], ["rank", "model"]) and "F-Brier [95% CI]" in head
         assert head.index("F-Brier") < head.index("tier")
-        # F-mkt comes next; at 72 columns the twin row "always-0.5 = always-0.5 (reference)" may leave no room
+        # F-mkt comes next; at 72 columns a twin row such as "market-follower = market" may leave no room
         assert head.index("tier") < head.index("F-mkt") if "F-mkt" in head else width < 80
     assert "--wide" in lines[-1] and "--legend" in lines[-1]
     legend = run("--legend")

@@ -33,7 +33,8 @@ from arena.domain.valuation import value_position
 from arena.money import Money
 from arena.read.models import model_comparisons
 from arena.read.score import overall_leaderboard
-from arena.read.shown_board import shown_board, twin_of
+from arena.read.shown_board import shown_board, shown_name, twin_of
+from arena.web.model_page import _merged
 from arena.read.standings import standings
 from arena.store import repo
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, ModelCallRow
@@ -171,7 +172,9 @@ def test_browser_shows_the_database_and_escapes_hostile_text(site, tmp_path):
     head, _ = table(index, "headline")
     boards = standings(engine, as_of)
     overall = shown_board(boards.overall, boards.rank_by).to_dict("records")  # as shown: twins merged, printed ties
-    assert len(head) == len(overall) > len(board)  # the reference rows are on it too
+    # every model of the money board is on it, and the references too (a reference a seat equals on every
+    # question is shown merged with that seat: "market-follower = market")
+    assert len(head) == len(overall) and {r["agent"] for r in board} <= {r["model"] for r in overall}
     for row, rec in zip(head, overall):
         assert row[0] == (rec["rank_label"] or "—")
         assert row[1].startswith(rec["model"])
@@ -516,17 +519,22 @@ def test_the_model_page_in_the_browser_shows_the_databases_figures(site, browser
         assert _text(browser, "#model-cost") == (money(int(cost)) if cost is not None else "—")
         cells = browser.js("""Array.from(document.querySelectorAll("#model-cohorts tbody tr")).map(
             (r) => Array.from(r.cells).map((c) => c.textContent.replace(/\\s+/g, " ").trim()))""")
-        seats = [(b.name, b.rows.set_index("agent").loc[model]) for b in boards.cohorts if model in set(b.rows["agent"])]
+        seats = [(b.name, shown_board(b.rows, boards.rank_by).set_index("agent").loc[model])  # as shown: ties
+                 for b in boards.cohorts if model in set(b.rows["agent"])]
         assert [c[0] for c in cells] == [name for name, _ in seats]
         for c, (_, seat) in zip(cells, seats):
             assert c[2] == (seat["rank_label"] or "—")
             assert c[3].split(" ")[0] == number(seat["forecast_brier"])
         meta = browser.js("""Array.from(document.querySelectorAll("#meta tbody tr")).map(
             (r) => Array.from(r.cells).map((c) => c.textContent.trim()))""")
-        expect = {c.versus: c for c in comps.get(model, [])}
+        # as the page shows them: a reference's twin once ("market-follower = market"), not against itself
+        same = boards.overall["same_as"] if "same_as" in boards.overall else [None] * len(boards.overall)
+        twin = {m: twin_of(v) for m, v in zip(boards.overall["model"], same) if twin_of(v)}
+        shown = _merged(comps.get(model, ()), model, {ref: m for m, ref in twin.items()}, twin)
+        expect = {shown_name(c.versus, twin.get(c.versus)): c for c in shown}
         assert {r[0] for r in meta} == set(expect)
         for r in meta:
-            assert r[1].split(" ")[0] == number(expect[r[0]].meta.estimate, 4, True)
+            assert r[1].split(" ")[0] == number(expect[r[0]].estimate, 4, True)
             assert r[2] == expect[r[0]].verdict
 
 
@@ -614,8 +622,8 @@ def test_phone_pages_show_the_verdict_and_whole_chart_labels(weeks_site, browser
     assert len(forests) == 2
     for f in forests:  # every label whole: the cohorts' names and the pool's, none cut
         labels = [t for t in f["ticks"] if not re.fullmatch(r"[+-]?\d+(\.\d+)?", t)]
-        assert set(labels) <= cohorts | {"pooled (random effects)"}, labels
-        assert "pooled (random effects)" in labels and sum(t in cohorts for t in labels) == 4, labels
+        assert set(labels) <= cohorts | {"pooled (markets as clusters)"}, labels
+        assert "pooled (markets as clusters)" in labels and sum(t in cohorts for t in labels) == 4, labels
     equity = [c for c in model["charts"] + seen["agent"]["charts"] if "value" in (c["label"] or "").lower()]
     assert equity
     for c in equity:
