@@ -152,14 +152,20 @@ def _hold_position_in(engine, market_id: str, outcome: str, clock) -> None:
     assert out.status == "executed", out
 
 
-def test_an_unheld_forecast_set_market_is_followed_by_id_until_it_resolves(engine):
-    venue = Venue()
-    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
+def _resolved_and_open() -> tuple[dict, dict]:
+    """A resolved Gamma market (YES won) and the same market as it was listed while open."""
+    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")
     open_version = copy.deepcopy(resolved)
     open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
                         umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
                         acceptingOrders=True, enableOrderBook=True)
     open_version.pop("closedTime", None)
+    return resolved, open_version
+
+
+def test_an_unheld_forecast_set_market_is_followed_by_id_until_it_resolves(engine):
+    venue = Venue()
+    resolved, open_version = _resolved_and_open()
     venue.listing = [open_version]
     clock = FixedClock(NOW)
     mid = f"polymarket:{resolved['id']}"
@@ -185,12 +191,7 @@ def test_a_followed_market_the_venue_no_longer_knows_fails_alone(engine):
     """A forecast-set market deleted at the venue (404 on its by-id read) is recorded as failed with the run;
     the rest of the sync is written."""
     venue = Venue()
-    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")
-    open_version = copy.deepcopy(resolved)
-    open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
-                        umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
-                        acceptingOrders=True, enableOrderBook=True)
-    open_version.pop("closedTime", None)
+    resolved, open_version = _resolved_and_open()
     venue.listing = [open_version]
     clock = FixedClock(NOW)
     assert sync.sync_polymarket(engine, pm_client(venue, clock), clock).ok == 1
@@ -229,12 +230,7 @@ def test_a_sync_killed_midway_is_recorded_abandoned_by_a_later_sync(engine):
 
 def test_held_market_is_refreshed_after_leaving_the_universe_then_settled_and_re_settled(engine):
     venue = Venue()
-    resolved = load("polymarket/gamma_market_closed_resolved_accepting_orders_true.json")  # YES won
-    open_version = copy.deepcopy(resolved)
-    open_version.update(closed=False, outcomePrices='["0.6", "0.4"]', umaResolutionStatus=None,
-                        umaResolutionStatuses="[]", endDate="2025-12-31T00:00:00Z", active=True, archived=False,
-                        acceptingOrders=True, enableOrderBook=True)
-    open_version.pop("closedTime", None)
+    resolved, open_version = _resolved_and_open()
     venue.listing = [open_version]
     clock = FixedClock(NOW)
     mid = f"polymarket:{resolved['id']}"
