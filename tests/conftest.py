@@ -143,6 +143,8 @@ SLOW_TESTS = {
     "tests/web/test_model_page.py::test_cost_is_the_stored_calls_and_the_live_server_serves_the_same_page",
     "tests/integration/test_bench_parse_runs.py::test_bench_parse_runs_with_every_option",
     "tests/agents/test_lifecycle.py::test_demo_llm_adds_configured_agents_and_explains_missing_keys",
+    "tests/agents/test_workers.py::test_a_killed_worker_s_orphaned_calls_still_count_against_the_endpoint_limit",
+    "tests/agents/test_workers.py::test_a_killed_worker_s_seats_are_taken_over_once_its_lease_expires",
 }
 
 

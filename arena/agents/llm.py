@@ -33,7 +33,7 @@ from arena.agents.parse import ParsedReply, parse_reply, response_format
 from arena.agents.prompts import (DEFAULT_DESCRIPTION_CHARS, DEFAULT_MAX_MARKETS, PROMPT_VERSION, render_prompt,
                                   repair_message)
 from arena.agents.tools import MAX_CALLS_PER_ROUND, WEB_SEARCH, ToolBox, ToolCallRecord, WebSearcher
-from arena.agents.view import Agent, AgentView
+from arena.agents.view import Agent, AgentView, CallJournal
 from arena.config import (DEFAULT_MAX_REPLY_BYTES, RESERVED_HEADERS, RESPONSE_FORMATS, AgentConfig, ArenaConfig,
                           TokenPrices)
 from arena.domain.decision import Decision, ModelCall
@@ -295,7 +295,8 @@ class LLMAgent:
                 f"calls). They read the arena's own records as of the decision time. Then give the JSON decision.")})
         replies = 0
         while replies < self.max_repairs + 1:
-            outcome = self._complete(messages, calls, prompt.version, tools, "auto" if rounds_left > 0 else "none")
+            outcome = self._complete(messages, calls, prompt.version, tools, "auto" if rounds_left > 0 else "none",
+                                     journal=view.journal)
             if isinstance(outcome, _Failure):
                 return Decision(calls=tuple(calls), error=self._scrub(outcome.error), failed=True)
             if outcome.tool_calls and rounds_left > 0:
@@ -399,12 +400,16 @@ class LLMAgent:
         return body
 
     def _complete(self, messages: list[dict[str, Any]], calls: list[ModelCall], version: str = PROMPT_VERSION,
-                  tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto") -> _Reply | _Failure:
+                  tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto", *,
+                  journal: CallJournal | None = None) -> _Reply | _Failure:
         """One completion, retrying transport failures; each failed exchange is appended to `calls` (made with
-        prompt `version`). `tools` are offered with `tool_choice`."""
+        prompt `version`). `tools` are offered with `tool_choice`. Each exchange is written to `journal` before
+        its request is sent."""
         retries = 0
         while True:
             sent_format = "response_format" in (body := self._body(messages, tools, tool_choice))
+            if journal is not None:
+                journal.started(len(calls) + 1, self._scrub(json.dumps(messages, ensure_ascii=False)), version)
             started = self._clock()
             try:
                 response, text, oversize = self._post(body)

@@ -48,6 +48,15 @@ class MarketFacts(Protocol):
     def resolution_criteria(self, market_id: str) -> dict[str, Any]: ...
 
 
+class CallJournal(Protocol):
+    """Where a decision's model calls are written down *before* they are sent (bound when the view is built), so
+    a call in flight when its runner dies is still on record. `started` is told the call's number within the
+    decision (1, 2, … as in `Decision.calls`), the prompt as sent (scrubbed) and the prompt version; it raises
+    when the call must not be made (the runner no longer holds the decision)."""
+
+    def started(self, attempt: int, prompt: str, prompt_version: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class AgentView:
     """The world as the agent may see it at `as_of`: its cash, positions and the open markets with prices."""
@@ -65,6 +74,7 @@ class AgentView:
     # which independent ask of the decision this view is for (1..k, `replicates = k`); never shown in a prompt,
     # scripted agents mix it into their noise so replicates differ as repeated model calls would
     replicate: int = 1
+    journal: CallJournal | None = None  # None: calls are recorded only with the finished decision
 
     def market(self, market_id: str) -> MarketView | None:
         for m in self.markets:

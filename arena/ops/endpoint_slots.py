@@ -5,8 +5,12 @@ An endpoint is the longest configured URL prefix a request's URL starts with (``
 else the request's origin (scheme, host and port). A limit is taken as a **slot**: one of N numbered locks for
 the endpoint. In one process the slots are a semaphore; on PostgreSQL each slot is also a session-level
 advisory lock (`pg_try_advisory_lock(endpoint key, slot)`) held for the length of the call on the process's one
-slot connection, so a limit holds however many workers run, and a worker that dies frees its slots with that
-connection (no lease to wait out).
+slot connection, so a limit holds however many workers run. A worker that dies frees its locks with that
+connection, but the endpoint may still be answering the calls it left behind: so each taken slot also has an
+`endpoint_holds` row saying until when its call can run (now + the request's timeouts), deleted when the call
+ends. A slot whose lock is free but whose hold has not run out belongs to a dead holder's orphaned call and is
+not taken until the hold runs out — the limit counts calls the endpoint may still be serving, not only those
+a live process waits for.
 
 The slots sit at the I/O edge, in the HTTP transport the round's shared client sends through
 (`LimitedTransport`): a slot is taken when a request is sent and given back when its response is closed (a
@@ -32,6 +36,7 @@ from sqlalchemy.pool import NullPool
 from arena.errors import InputError
 
 ADVISORY_NAMESPACE = "arena.endpoint:"  # hashed with the endpoint into the advisory lock's first key
+DEFAULT_HOLD_S = 600.0  # how long a call with no timeout may still be running after its holder died
 
 
 def origin(url: str) -> str:
@@ -106,8 +111,9 @@ class Slots:
                 _SEMAPHORES[(endpoint, n)] = threading.BoundedSemaphore(n)
             return _SEMAPHORES[(endpoint, n)]
 
-    def acquire(self, endpoint: str, n: int) -> Any:
-        """Block until a slot of `endpoint` is free; returns the token `release` takes."""
+    def acquire(self, endpoint: str, n: int, hold_s: float = DEFAULT_HOLD_S) -> Any:
+        """Block until a slot of `endpoint` is free; returns the token `release` takes. `hold_s`: the longest
+        the call may run (its slot stays taken that long if this process dies meanwhile)."""
         sem = self._sem(endpoint, n)
         sem.acquire()
         return sem
@@ -145,24 +151,35 @@ class PostgresSlots(Slots):
             self._conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         return self._conn
 
-    def _try(self, key: int, n: int) -> int | None:
-        """A free slot of the endpoint taken now (its number), or None."""
+    def _try(self, key: int, n: int, hold_s: float) -> int | None:
+        """A free slot of the endpoint taken now (its number), or None. A slot is free when its lock is and
+        no hold on it is still running (a dead holder's call the endpoint may still be answering)."""
         with self._lock:  # the held set is read under the lock: a stale one would re-enter a held slot
             held = self._held.setdefault(key, set())
             free = [i for i in range(n) if i not in held]
             random.shuffle(free)  # spread the tries over the slots
             conn = self._connection()
             for slot in free:
-                if conn.execute(text("SELECT pg_try_advisory_lock(:k, :s)"), {"k": key, "s": slot}).scalar():
-                    held.add(slot)
-                    return slot
+                ks = {"k": key, "s": slot}
+                if not conn.execute(text("SELECT pg_try_advisory_lock(:k, :s)"), ks).scalar():
+                    continue
+                if conn.execute(text("SELECT until > now() FROM endpoint_holds WHERE endpoint_key = :k "
+                                     "AND slot = :s"), ks).scalar():
+                    conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), ks)
+                    continue
+                conn.execute(text("INSERT INTO endpoint_holds (endpoint_key, slot, until) "
+                                  "VALUES (:k, :s, now() + make_interval(secs => :h)) "
+                                  "ON CONFLICT (endpoint_key, slot) DO UPDATE SET until = EXCLUDED.until"),
+                             {**ks, "h": hold_s})
+                held.add(slot)
+                return slot
         return None
 
-    def acquire(self, endpoint: str, n: int) -> Any:
+    def acquire(self, endpoint: str, n: int, hold_s: float = DEFAULT_HOLD_S) -> Any:
         sem = super().acquire(endpoint, n)
         key = _key(endpoint)
         try:
-            while (slot := self._try(key, n)) is None:
+            while (slot := self._try(key, n, hold_s)) is None:
                 time.sleep(self._poll * (0.5 + random.random()))
         except BaseException:
             sem.release()
@@ -174,8 +191,10 @@ class PostgresSlots(Slots):
         try:
             with self._lock:
                 self._held.get(key, set()).discard(slot)
-                if self._conn is not None:
-                    self._conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), {"k": key, "s": slot})
+                if self._conn is not None:  # the call is over: its hold goes, then the lock
+                    ks = {"k": key, "s": slot}
+                    self._conn.execute(text("DELETE FROM endpoint_holds WHERE endpoint_key = :k AND slot = :s"), ks)
+                    self._conn.execute(text("SELECT pg_advisory_unlock(:k, :s)"), ks)
         except Exception:  # noqa: BLE001 - a broken connection: its session, and every lock on it, is gone
             self._drop()
         finally:
@@ -201,6 +220,14 @@ def slots_for(engine: Engine) -> Slots:
     if engine.dialect.name == "postgresql":
         return PostgresSlots(engine)
     return Slots()
+
+
+def hold_seconds(request: httpx.Request) -> float:
+    """The longest a request may keep its endpoint busy: its connect, write and read timeouts together (the
+    model's whole answer comes within the read timeout), DEFAULT_HOLD_S when it has none."""
+    timeouts = request.extensions.get("timeout") or {}
+    parts = [float(timeouts[k]) for k in ("connect", "write", "read") if timeouts.get(k) is not None]
+    return sum(parts) if parts and timeouts.get("read") is not None else DEFAULT_HOLD_S
 
 
 class _ReleasingStream(httpx.SyncByteStream):
@@ -230,7 +257,7 @@ class LimitedTransport(httpx.BaseTransport):
         endpoint, n = self.limits.endpoint(str(request.url))
         if n is None:
             return self.inner.handle_request(request)
-        token = self.slots.acquire(endpoint, n)
+        token = self.slots.acquire(endpoint, n, hold_seconds(request))
         released = threading.Event()
 
         def done() -> None:

@@ -288,6 +288,9 @@ class PortfolioSnapshotRow(SQLModel, table=True):
 class ModelCallRow(SQLModel, table=True):
     """Every attempt at asking a model for a decision — the first and each repair — with what it cost.
 
+    A call is written *before* it is sent (`status` "in_flight", the prompt kept) and completed with the reply
+    ("done"); one whose runner died or failed before the reply was recorded is marked "abandoned" when the
+    decision is taken over or completed, so every call made is on record, its cost unknown when no reply came.
     The API key is never part of any column: prompts are rendered from the view, and the key only ever
     travels in an HTTP header."""
 
@@ -317,7 +320,19 @@ class ModelCallRow(SQLModel, table=True):
     upstream_base: str | None = Field(default=None, max_length=300)
     # The reasoning a model returned beside its answer (`reasoning_content` / `reasoning`); None when none.
     reasoning_content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    status: str = Field(default="done", max_length=12)  # in_flight, done, abandoned
     at: datetime = _ts()
+
+
+class EndpointHoldRow(SQLModel, table=True):
+    """A model call in flight on an endpoint slot (PostgreSQL's shared slots): until when the slot stays taken
+    even after its holder's process dies, because the endpoint may still be answering the orphaned call."""
+
+    __tablename__ = "endpoint_holds"
+
+    endpoint_key: int = Field(primary_key=True)
+    slot: int = Field(primary_key=True)
+    until: datetime = _ts()
 
 
 class SyncRunRow(SQLModel, table=True):

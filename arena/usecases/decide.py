@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, update
+from sqlalchemy import and_, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -48,6 +48,7 @@ from arena.domain.market import YES, Market, MarketKind, Quote
 from arena.domain.sizing import SIZING_VERSION
 from arena.domain.valuation import value_position
 from arena.usecases.asked_set import round_set
+from arena.usecases.call_journal import StoreCallJournal, abandon_in_flight, complete_journaled, hold, record_calls
 from arena.usecases.cohorts import agents_of, cohort_rules
 from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.usecases.market_facts import StoreMarketFacts
@@ -55,7 +56,7 @@ from arena.usecases.pricing import BookSource, RoundBooks, pricer_for
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.tables import (AgentRow, CohortRow, DecisionAttemptRow, DecisionReplicateRow, DecisionRow,
-                                ForecastRow, ModelCallRow, RejectionRow)
+                                ForecastRow, RejectionRow)
 
 
 @dataclass(frozen=True)
@@ -259,8 +260,14 @@ def _decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agen
         view = replace(view, facts=StoreMarketFacts(engine, as_of))  # what tools may read: as of the decision
         pricer = pricer_for(s, markets, quotes, books)
     k = replicates_of(agent_row)
-    decision, error = _ask(agent, view)  # replicate 1: the executed one
+    if c.attempt > 1:  # taken over or retried: calls a previous runner left in flight never got a reply
+        with session_scope(engine) as s:
+            if hold(s, decision_id, c.token):
+                abandon_in_flight(s, decision_id)
+    journal = StoreCallJournal(engine, decision_id, c.token, c.attempt, 1, as_of)
+    decision, error = _ask(agent, replace(view, journal=journal))  # replicate 1: the executed one
     if k > 1 and not _record_replicates(engine, agent_row, agent, c, view, markets, quotes, as_of, k):
+        complete_journaled(engine, journal, decision.calls)
         return DecisionOutcome(agent_row.name, "lost", attempt=c.attempt)
     if decision.error and not error:  # the model's output was given up on: a HOLD, with the reason kept
         error = decision.error
@@ -289,39 +296,53 @@ def _decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agen
                     max_bet_micros=execution.max_bet.micros, actions=[action_json(a) for a in decision.actions],
                     reasoning=decision.reasoning, error=error, completed_at=as_of, lease_until=None)
         )
-        if done.rowcount != 1:  # our lease expired and another runner took the decision over
-            return DecisionOutcome(agent_row.name, "lost", attempt=c.attempt)
-        repo.add_fills(s, execution.fills, cohort.id)  # type: ignore[arg-type]
-        s.add(DecisionAttemptRow(decision_id=decision_id, attempt=c.attempt, status=status, error=error,
-                                 runner=c.token, model_calls=len(decision.calls), as_of=as_of))
-        # a retry's calls are numbered after the earlier tries' (which are kept)
-        _add_calls(s, decision_id, c.attempt, 1, decision, as_of, numbered_after=c.attempt > 1 or k > 1)
-        if k > 1:
-            s.add(DecisionReplicateRow(decision_id=decision_id, replicate=1, status=status,
-                                       actions=[action_json(a) for a in decision.actions],
-                                       reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
-                                       model_calls=len(decision.calls), as_of=as_of))
-        for r in execution.rejections:
-            action = decision.actions[r.index] if 0 <= r.index < len(decision.actions) else None
-            s.add(RejectionRow(decision_id=decision_id, action_index=r.index, reason=r.reason, message=r.message,
-                               action=action_json(action) if action else {}, at=as_of))
-        for mid, p in bad_forecasts.items():
-            s.add(RejectionRow(decision_id=decision_id, action_index=-1, reason="bad_forecast",
-                               message=f"forecast for {mid!r} ignored: unknown market or probability {p!r} "
-                                       f"outside [0, 1]", action={"market_id": mid}, at=as_of))
-        recorded: set[tuple[str, str]] = set()
-        for mid, p in decision.forecasts.items():
-            if mid in bad_forecasts:
-                continue
-            s.add(_forecast_row(decision_id, agent_row.id, mid, "forecast_set", float(p), quotes, as_of))
-            recorded.add((mid, "forecast_set"))
-        if execution.accepted:
-            for bet in decision.bets:
-                if bet.stated_probability is not None and (bet.market_id, "bet") not in recorded:
-                    s.add(_forecast_row(decision_id, agent_row.id, bet.market_id, "bet", bet.stated_probability,
-                                        quotes, as_of))
-                    recorded.add((bet.market_id, "bet"))
+        lost = done.rowcount != 1  # our lease expired and another runner took the decision over
+        if not lost:
+            _write_decision(s, cohort, agent_row, c, decision, error, status, execution, bad_forecasts, quotes,
+                            as_of, journal, k)
+    if lost:
+        complete_journaled(engine, journal, decision.calls)
+        return DecisionOutcome(agent_row.name, "lost", attempt=c.attempt)
     return DecisionOutcome(agent_row.name, status, len(execution.fills), len(execution.rejections), c.attempt)
+
+
+def _write_decision(s: Session, cohort: CohortRow, agent_row: AgentRow, c: Claim, decision: Decision, error: str,
+                    status: str, execution: broker.Execution, bad_forecasts: Mapping[str, Any],
+                    quotes: Mapping[str, Quote], as_of: datetime, journal: StoreCallJournal, k: int) -> None:
+    """Everything the completed decision adds besides its row: fills, its try, its calls, rejections and
+    forecasts (inside the transaction that completed the row)."""
+    decision_id = c.decision_id
+    repo.add_fills(s, execution.fills, cohort.id)  # type: ignore[arg-type]
+    s.add(DecisionAttemptRow(decision_id=decision_id, attempt=c.attempt, status=status, error=error,
+                             runner=c.token, model_calls=len(decision.calls), as_of=as_of))
+    # a retry's calls are numbered after the earlier tries' (which are kept)
+    record_calls(s, decision_id, c.attempt, 1, decision.calls, as_of, journal,
+                 numbered_after=c.attempt > 1 or k > 1, failure=error)
+    if k > 1:
+        s.add(DecisionReplicateRow(decision_id=decision_id, replicate=1, status=status,
+                                   actions=[action_json(a) for a in decision.actions],
+                                   reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
+                                   model_calls=len(decision.calls), as_of=as_of))
+    for r in execution.rejections:
+        action = decision.actions[r.index] if 0 <= r.index < len(decision.actions) else None
+        s.add(RejectionRow(decision_id=decision_id, action_index=r.index, reason=r.reason, message=r.message,
+                           action=action_json(action) if action else {}, at=as_of))
+    for mid, p in bad_forecasts.items():
+        s.add(RejectionRow(decision_id=decision_id, action_index=-1, reason="bad_forecast",
+                           message=f"forecast for {mid!r} ignored: unknown market or probability {p!r} "
+                                   f"outside [0, 1]", action={"market_id": mid}, at=as_of))
+    recorded: set[tuple[str, str]] = set()
+    for mid, p in decision.forecasts.items():
+        if mid in bad_forecasts:
+            continue
+        s.add(_forecast_row(decision_id, agent_row.id, mid, "forecast_set", float(p), quotes, as_of))
+        recorded.add((mid, "forecast_set"))
+    if execution.accepted:
+        for bet in decision.bets:
+            if bet.stated_probability is not None and (bet.market_id, "bet") not in recorded:
+                s.add(_forecast_row(decision_id, agent_row.id, bet.market_id, "bet", bet.stated_probability,
+                                    quotes, as_of))
+                recorded.add((bet.market_id, "bet"))
 
 
 def replicates_of(agent_row: AgentRow) -> int:
@@ -349,54 +370,42 @@ def _record_replicates(engine: Engine, agent_row: AgentRow, agent: Agent, c: Cla
     for r in range(2, k + 1):
         if r in done and done[r] != "failed":
             continue
-        decision, error = _ask(agent, dataclasses.replace(view, replicate=r))
+        journal = StoreCallJournal(engine, c.decision_id, c.token, c.attempt, r, as_of)
+        decision, error = _ask(agent, dataclasses.replace(view, replicate=r, journal=journal))
         error = error or decision.error
         status = ("failed" if error and (decision.failed or not decision.calls)
                   else "hold" if error or decision.is_hold else "answered")
         with session_scope(engine) as s:
             # re-check (and lock) the claim: only its holder writes
-            mine = (DecisionRow.id == c.decision_id, DecisionRow.status == "claimed", DecisionRow.claimed_by == c.token)
-            held = s.execute(update(DecisionRow).where(*mine).values(claimed_by=c.token))  # type: ignore[arg-type]
-            if held.rowcount != 1:
-                return False
-            values = dict(status=status, actions=[action_json(a) for a in decision.actions],
-                          reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
-                          model_calls=len(decision.calls), as_of=as_of)
-            if r in done:
-                s.execute(update(DecisionReplicateRow)
-                          .where(DecisionReplicateRow.decision_id == c.decision_id,  # type: ignore[arg-type]
-                                 DecisionReplicateRow.replicate == r).values(**values))
-            else:
-                s.add(DecisionReplicateRow(decision_id=c.decision_id, replicate=r, **values))
-            _add_calls(s, c.decision_id, c.attempt, r, decision, as_of, numbered_after=True)
-            if status != "failed":
-                for mid, p in decision.forecasts.items():
-                    if mid in markets and 0.0 <= float(p) <= 1.0:
-                        s.add(_forecast_row(c.decision_id, agent_row.id, mid, "forecast_set", float(p), quotes,
-                                            as_of, replicate=r))
+            lost = not hold(s, c.decision_id, c.token)
+            if not lost:
+                _write_replicate(s, c, r, r in done, status, decision, error, journal, agent_row, markets, quotes,
+                                 as_of)
+        if lost:  # the claim was taken over meanwhile: only the calls this ask made are completed
+            complete_journaled(engine, journal, decision.calls)
+            return False
     return True
 
 
-def _add_calls(s: Session, decision_id: int, decision_attempt: int, replicate: int, decision: Decision,
-               as_of: datetime, *, numbered_after: bool) -> None:
-    """The decision's model calls, numbered after the calls already stored for the decision (earlier tries',
-    other replicates') when `numbered_after`."""
-    offset = 0
-    if numbered_after:
-        s.flush()
-        offset = s.scalar(select(func.max(ModelCallRow.attempt))
-                          .where(ModelCallRow.decision_id == decision_id)) or 0  # type: ignore[arg-type]
-    for call in decision.calls:
-        s.add(ModelCallRow(
-            decision_id=decision_id, attempt=call.attempt + offset, decision_attempt=decision_attempt,
-            replicate=replicate, prompt=call.prompt, raw_response=call.raw_response,
-            parsed=dict(call.parsed) if call.parsed is not None else None, error=call.error,
-            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-            cost_micros=round(call.cost_usd * 1_000_000) if call.cost_usd is not None else None,
-            latency_s=call.latency_s, served_model=call.served_model, prompt_version=call.prompt_version,
-            provider=call.provider, tool_calls=[dict(t) for t in call.tool_calls] or None,
-            upstream_model=call.upstream_model, upstream_base=call.upstream_base,
-            reasoning_content=call.reasoning_content, at=as_of))
+def _write_replicate(s: Session, c: Claim, r: int, again: bool, status: str, decision: Decision, error: str,
+                     journal: StoreCallJournal, agent_row: AgentRow, markets: Mapping[str, Market],
+                     quotes: Mapping[str, Quote], as_of: datetime) -> None:
+    """Replicate r's row (`again`: replacing a failed one), calls and stated forecasts."""
+    values = dict(status=status, actions=[action_json(a) for a in decision.actions],
+                  reasoning=decision.reasoning, error=error, decision_attempt=c.attempt,
+                  model_calls=len(decision.calls), as_of=as_of)
+    if again:
+        s.execute(update(DecisionReplicateRow)
+                  .where(DecisionReplicateRow.decision_id == c.decision_id,  # type: ignore[arg-type]
+                         DecisionReplicateRow.replicate == r).values(**values))
+    else:
+        s.add(DecisionReplicateRow(decision_id=c.decision_id, replicate=r, **values))
+    record_calls(s, c.decision_id, c.attempt, r, decision.calls, as_of, journal, numbered_after=True, failure=error)
+    if status != "failed":
+        for mid, p in decision.forecasts.items():
+            if mid in markets and 0.0 <= float(p) <= 1.0:
+                s.add(_forecast_row(c.decision_id, agent_row.id, mid, "forecast_set", float(p), quotes, as_of,
+                                    replicate=r))
 
 
 def _forecast_row(decision_id: int, agent_id: int | None, market_id: str, source: str, p: float,

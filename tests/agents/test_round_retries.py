@@ -104,7 +104,7 @@ def test_an_llm_seat_with_replicates_is_asked_k_times_from_its_frozen_lineup(eng
     assert out.status == "executed"
     with Session(engine) as s:
         calls = [(c.attempt, c.replicate) for c in s.scalars(select(ModelCallRow).order_by(ModelCallRow.attempt))]
-        assert calls == [(1, 2), (2, 1)]  # numbered as stored: replicate 1 is committed last, with the fills
+        assert calls == [(1, 1), (2, 2)]  # numbered as sent (each is on record before it is sent): replicate 1 first
         forecasts = sorted((f.replicate, f.probability) for f in s.scalars(
             select(ForecastRow).where(ForecastRow.source == "forecast_set")))
         assert forecasts == [(1, 0.7), (2, 0.2)]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlmodel import Session
 
 from standin import StandinServer, hold_responder
@@ -41,9 +41,10 @@ AT = SUNDAY + timedelta(minutes=5)
 KEY = "WORKER_TEST_KEY"
 
 
-def config_text(base_url: str, n: int) -> str:
+def config_text(base_url: str, n: int, timeout_s: float = 60) -> str:
     seats = "".join(f'[[agents]]\nname = "m{i:03d}"\nmodel = "m{i:03d}"\nbase_url = "{base_url}"\n'
-                    f'api_key_env = "{KEY}"\nmax_repairs = 0\nmax_retries = 0\ntimeout_s = 60\n' for i in range(n))
+                    f'api_key_env = "{KEY}"\nmax_repairs = 0\nmax_retries = 0\ntimeout_s = {timeout_s}\n'
+                    for i in range(n))
     return f"baselines = false\n[cohort]\nforecast_set_size = 3\n{seats}"
 
 
@@ -245,6 +246,47 @@ def test_a_killed_worker_s_seats_are_taken_over_once_its_lease_expires(engine, d
         keys = s.scalars(select(FillRow.key)).all()
         assert len(keys) == len(set(keys))
         assert s.scalar(select(func.count()).select_from(DecisionRow).where(DecisionRow.status == "claimed")) == 0
+        # the calls the victim had in flight are on record, abandoned, before the rescuer's own
+        ids = {r.id: r.agent_id for r in rows}
+        calls = s.scalars(select(ModelCallRow).order_by(ModelCallRow.decision_id, ModelCallRow.attempt)).all()
+        taken = [(c.attempt, c.decision_attempt, c.status) for c in calls if ids[c.decision_id] in held]
+        assert taken == [(1, 1, "abandoned"), (2, 2, "done")] * 3
+        assert all(c.prompt and c.cost_micros is None for c in calls if c.status == "abandoned")
+        assert {c.status for c in calls if ids[c.decision_id] not in held} == {"done"}
+
+
+def test_a_killed_worker_s_orphaned_calls_still_count_against_the_endpoint_limit(engine, db_url, tmp_path):
+    """The endpoint keeps answering the calls of a worker killed mid-call; their slots stay taken until those
+    calls' timeouts run out, so the worker already waiting beside it never pushes the endpoint past the limit
+    (without the holds it would take the freed slots at once: 3 orphans + 5)."""
+    _pg_only(engine)
+    n, limit = 8, 5
+    with StandinServer(default=hold_responder(), latency_s=4.0) as server:
+        seed(engine, server.base_url, n)
+        cfg = tmp_path / "arena.toml"
+        cfg.write_text(config_text(server.base_url, n, timeout_s=5))
+        victim = _start_worker(db_url, cfg, "--concurrency", "3", "--endpoint-limit", str(limit), lease="1")
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 3:
+            assert victim.poll() is None, victim.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the worker never asked the model"
+            time.sleep(0.02)
+        rescuer = _start_worker(db_url, cfg, "--until-done", "--concurrency", "5", "--endpoint-limit", str(limit),
+                                lease="1")
+        while len(server.requests) < limit:  # the rescuer's calls fill the two slots the victim leaves
+            assert rescuer.poll() is None, rescuer.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the second worker never asked the model"
+            time.sleep(0.02)
+        os.kill(victim.pid, signal.SIGKILL)  # its three calls are still being answered
+        victim.communicate()
+        out, err = rescuer.communicate(timeout=180)
+        assert rescuer.returncode == 0, err[-3000:]
+        assert len(server.requests) == n + 3  # the three orphans were answered by the endpoint all the same
+        assert server.max_in_flight == limit, server.max_in_flight
+    with Session(engine) as s:
+        assert {r.status for r in s.scalars(select(DecisionRow))} == {"hold"}
+        assert s.scalar(select(func.count()).select_from(ModelCallRow)
+                        .where(ModelCallRow.status == "abandoned")) == 3
 
 
 def test_a_failing_endpoint_is_tried_once_per_pass_and_retried_by_a_later_pass(engine):
@@ -273,6 +315,29 @@ def test_the_scheduler_s_round_holds_the_endpoint_limit_too(engine):
         assert [o.status for outs in rounds.values() for o in outs] == ["hold"] * n
         assert server.max_in_flight == 2  # eight threads, two slots
     assert_each_seat_once(engine, n)
+
+
+def test_a_dead_sessions_slot_is_free_only_once_its_call_s_hold_runs_out(engine):
+    _pg_only(engine)
+    from arena.ops.endpoint_slots import PostgresSlots
+
+    dead, alive = PostgresSlots(engine), PostgresSlots(engine)
+    try:
+        sem, _, _ = dead.acquire("http://e.test:80/v1", 1, hold_s=1.5)
+        dead._drop()  # the process died: its connection, and its advisory lock, are gone; its hold is not
+        sem.release()  # (and its in-process semaphore with it: here the two "processes" share one)
+        started = time.monotonic()
+        token = alive.acquire("http://e.test:80/v1", 1, hold_s=30)
+        waited = time.monotonic() - started
+        assert waited >= 1.0, waited  # not taken while the orphaned call could still be running
+        alive.release(token)
+        again = alive.acquire("http://e.test:80/v1", 1, hold_s=30)  # a released slot is free at once
+        alive.release(again)
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM endpoint_holds")).scalar() == 0
+    finally:
+        dead.close()
+        alive.close()
 
 
 def test_postgres_slots_are_exclusive_across_sessions_and_never_re_entered(engine):
