@@ -466,7 +466,7 @@ def question_leaks(session: Session, cohort_ids: Sequence[int], as_of: datetime 
         return _NO_LEAKS.copy()
     fq, m, r = ForecastQuestionRow, MarketRow, ResolutionRow
     sets = select(fq.cohort_id, fq.round_key, fq.market_id, fq.position, fq.as_of).where(fq.cohort_id.in_(ids))  # type: ignore[attr-defined]
-    res = select(r.market_id, r.version, r.recorded_at, r.kind, r.payouts)
+    res = select(r.market_id, r.version, r.recorded_at, r.kind)
     if as_of is not None:
         sets = sets.where(fq.as_of <= as_of)  # type: ignore[operator]
         res = res.where(r.recorded_at <= as_of)  # type: ignore[operator]
@@ -480,8 +480,12 @@ def question_leaks(session: Session, cohort_ids: Sequence[int], as_of: datetime 
     rows = conn.execute(select(m.id, m.question, m.group_id, m.first_seen_at).where(
         or_(m.id.in_(asked_ids), m.group_id.in_(groups), m.id.in_(resolved)))).all()  # type: ignore[attr-defined]
     markets = {str(i): MarketText(str(i), q or "", g or "", utc(at) if at is not None else None) for i, q, g, at in rows}
-    facts = [ResolutionFact(str(mid), int(v), utc(at), str(kind), (payouts or {}).get(YES))
-             for mid, v, at, kind, payouts in conn.execute(res).all()]
+    # what YES paid matters only to the groups' members (rule 1): their winners' payouts alone are decoded
+    members = select(m.id).where(m.group_id.in_(groups))  # type: ignore[attr-defined]
+    paid = {(str(mid), int(v)): (payouts or {}).get(YES) for mid, v, payouts in conn.execute(
+        select(r.market_id, r.version, r.payouts).where(r.kind == "winner", r.market_id.in_(members))).all()}  # type: ignore[attr-defined]
+    facts = [ResolutionFact(str(mid), int(v), utc(at), str(kind), paid.get((str(mid), int(v))))
+             for mid, v, at, kind in conn.execute(res).all()]
     leaks = find_leaks(asked, markets, facts)
     return pd.DataFrame({"cohort_id": pd.Series([x.cohort for x in leaks], dtype="int64"),
                          "round": pd.Series([x.round for x in leaks], dtype=object),
