@@ -123,3 +123,11 @@ def test_the_cohort_page_lists_the_flags(engine, db_url, tmp_path):
     assert "another member of its exclusive group had resolved YES" in html and "Will g1 be the winner?" in html
     (api,) = (site / "api" / "cohorts").glob("*.json")
     assert json.loads(api.read_text(encoding="utf-8"))["leaks"][0]["market_id"] == "replay:g0"
+
+
+def test_the_terminal_board_says_how_many_questions_were_left_out(engine, db_url, capsys):
+    run(engine, date(2025, 1, 3))
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db_url, "--as-of", AT.isoformat(), "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "1 leaked question left out (sibling_resolved_yes 1; listed in the JSON's leaks)" in " ".join(out.split())
