@@ -169,3 +169,7 @@ def test_cli_sync_and_demo_skip_a_crossed_quote_and_say_why(db_url, new_url, tmp
                  "--db", new_url()]) == 0
     captured = capsys.readouterr()
     assert "bid 0.45 is above ask 0.41" in captured.err and "1 malformed lines skipped" in captured.out
+    assert main(["replay", "run", path, "--from", "2025-01-05", "--until", "2025-01-06", "--baselines-only",
+                 "--db", new_url()]) == 0
+    captured = capsys.readouterr()
+    assert "bid 0.45 is above ask 0.41" in captured.err and "1 malformed lines skipped" in captured.out
