@@ -5,7 +5,7 @@ A question (a market asked in a round) is *leaked* when, at the round's decision
 checked in this order, the first that holds names the flag:
 
 1. ``sibling_resolved_yes``: the market belongs to an exclusive group (``Market.group_id``: a Polymarket
-   neg-risk event, a Manifold multiple choice, a replay ``group_id``) and another member of that group had
+   neg-risk event, a simulated group, a replay ``group_id``) and another member of that group had
    resolved YES by T. Exactly one member of an exclusive group wins, so every other member's answer is NO.
    Example: "Will Alice win?" and "Will Bob win?" share a group; Bob's market resolved YES on Monday; Alice's
    question asked on Tuesday is flagged, ``other_market_id`` = Bob's market.
