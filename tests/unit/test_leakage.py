@@ -99,3 +99,26 @@ def test_a_clean_set_is_untouched():
     assert find_leaks(ask("alice", "carol", "rain", "snow-mf", "short"), MARKETS, facts) == []
     assert find_leaks([], MARKETS, facts) == []
     assert find_leaks(ask("unknown-market"), MARKETS, facts) == []  # a market not read is not judged
+
+
+def test_the_shipped_replay_lists_two_questions_on_both_venues(shared_dir):
+    """Real data: the snapshot carries "Will England/France win the 2026 FIFA World Cup?" on Polymarket and on
+    Manifold. Asked in one round, the second copy is a duplicate; asked after the other copy resolved, a leak."""
+    import json
+
+    records = [json.loads(x) for x in (shared_dir / "data" / "replay" / "replay_markets.jsonl").open(encoding="utf-8")]
+    markets = {r["market_id"]: MarketText(r["market_id"], r["question"], "", T - 30 * DAY) for r in records}
+    by_text: dict[str, list[str]] = {}
+    for r in records:
+        by_text.setdefault(normalise(r["question"]), []).append(r["market_id"])
+    twins = sorted(ids for ids in by_text.values() if len(ids) > 1)
+    assert [normalise(markets[ids[0]].question) for ids in twins] == [
+        "will england win the 2026 fifa world cup", "will france win the 2026 fifa world cup"]
+    first, second = twins[0]
+    assert find_leaks(ask(first, second), markets, []) == [
+        Leak("w1", "2026-01-11", second, DUPLICATE_QUESTION, first)]
+    assert find_leaks(ask(second), markets, [won(first, NO_WINS)]) == [
+        Leak("w1", "2026-01-11", second, TEXT_OF_RESOLVED_MARKET, first)]
+    # every other question of the snapshot asked in one round: no flag
+    others = [mid for ids in by_text.values() if len(ids) == 1 for mid in ids]
+    assert find_leaks(ask(*others), markets, []) == []
