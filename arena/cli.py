@@ -72,6 +72,7 @@ def _demo(args: argparse.Namespace) -> int:
         from arena.venues.replay import ReplayVenue
 
         replay = ReplayVenue.from_path(args.replay, skip_malformed=True)  # read before any database is touched
+        _tell_skipped(replay, args.replay)
         venue: object = ReplayTimeVenue(replay)
         agents = replay_lineup(lambda mid: replay.record(mid).resolution, args.seed)
         until = start + timedelta(weeks=args.cohorts + args.decision_weeks, days=args.days)
@@ -171,9 +172,7 @@ def _sync(args: argparse.Namespace) -> int:
             raise InputError("arena sync --venue replay needs the replay file",
                              fix="pass --file FILE (JSON lines, e.g. written by `arena export replay`)")
         replay = ReplayVenue.from_path(args.file, skip_malformed=True)  # read before any database is touched
-        if replay.skipped_count:
-            print(f"skipped {replay.skipped_count} malformed line(s) of {args.file}; first: {replay.skipped[0][1]}",
-                  file=sys.stderr)
+        _tell_skipped(replay, args.file)
         print(f"arena sync: reading {args.venue} as of {clock.now():%Y-%m-%d %H:%M:%S} UTC …", flush=True)
         report = venue_registry.sync("replay", open_store(args.db), replay, clock)
     else:
@@ -340,6 +339,13 @@ def _round(args: argparse.Namespace) -> int:
         print(f"{left} decision(s) failed or are in progress elsewhere: later ticks of the decision_round job "
               f"retry them (or run `arena round --retry-failed`)")
     return 0
+
+
+def _tell_skipped(replay, path) -> None:  # type: ignore[no-untyped-def]
+    """One stderr line naming how many lines of a replay file were skipped as malformed, and the first reason."""
+    if replay.skipped_count:
+        print(f"skipped {replay.skipped_count} malformed line(s) of {path}; first: {replay.skipped[0][1]}",
+              file=sys.stderr)
 
 
 def _live_books(clock):  # type: ignore[no-untyped-def]
@@ -575,6 +581,7 @@ def _replay_run(args: argparse.Namespace) -> int:
     else:
         _missing_keys_refused(config, "arena replay run", "--baselines-only")
     replay = ReplayVenue.from_path(args.file, skip_malformed=True)
+    _tell_skipped(replay, args.file)
     url = args.db
     if url is None:
         path = data_dir() / "replay.sqlite"

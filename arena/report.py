@@ -251,12 +251,25 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
         parts.append(_wrap(title, width) + "\n" + _wrap(status, width) + "\n" + text)
 
     rooms = getattr(boards, "headroom", None) or {}
+    leaks = getattr(boards, "leaks", None) or {}
     for c in boards.cohorts:
-        add(f"== {c.name} ==", f"{c.status}; ranked by {boards.rank_by}{only}{headroom_line(rooms.get(c.name))}",
-            c.rows, "agent")
+        add(f"== {c.name} ==", f"{c.status}; ranked by {boards.rank_by}{only}{headroom_line(rooms.get(c.name))}"
+            f"{leak_line(leaks.get(c.name, ()))}", c.rows, "agent")
     if overall and len(boards.overall):
         add("== overall (per model across cohorts) ==", f"ranked by {boards.rank_by}{only}", boards.overall, "model")
     return Report("\n\n".join(parts), hidden, tuple(dict.fromkeys(headers)))
+
+
+def leak_line(leaks: Any) -> str:
+    """"; N leaked questions left out (…)" of a cohort (`scoring.leakage`), "" when none was flagged."""
+    if not leaks:
+        return ""
+    reasons: dict[str, int] = {}
+    for x in leaks:
+        reasons[x.reason] = reasons.get(x.reason, 0) + 1
+    n = len(leaks)
+    return (f"; {n} leaked question{'s' if n != 1 else ''} left out ("
+            + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + "; listed in the JSON's leaks)")
 
 
 def headroom_line(room: Any) -> str:

@@ -66,6 +66,10 @@ class Frames:
     # equal digests for every cohort mean an equal frame): what a result computed from one frame alone can be
     # kept under across renders in which only the other frames moved (with the cache only)
     digests: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the asked seats' rows of the leaked questions `forecasts` leaves out (`store.frames.question_leaks`):
+    # cohort, agent, market_id, question, leak_reason, leak_other. The keys and digests above name the rows read
+    # with them, of which `forecasts` and this are a fixed split.
+    leaked: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(LEAK_COLUMNS)))
 
 
 Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pandas' own array for strings and times
@@ -320,8 +324,22 @@ _MARKETS_LOCK = threading.Lock()
 
 # --- reading ----------------------------------------------------------------------------------------------
 
+LEAK_COLUMNS = ("cohort", "agent", "market_id", "question", "leak_reason", "leak_other")
+
+
+def _split_leaks(forecasts: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the forecast-set rows without the leaked questions — `forecast_set_frame` as read without `leaked` —,
+    the leaked questions' rows)."""
+    flagged = (forecasts["leak_reason"] != "").to_numpy(dtype=bool) if len(forecasts) else np.zeros(0, dtype=bool)
+    clean = forecasts.drop(columns=["leak_reason", "leak_other"])
+    if not flagged.any():
+        return clean, forecasts.iloc[:0][list(LEAK_COLUMNS)].reset_index(drop=True)
+    return (clean[~flagged].reset_index(drop=True),
+            forecasts.loc[flagged, list(LEAK_COLUMNS)].reset_index(drop=True))
+
+
 def _read(session: Session, ids: list[int], as_of: datetime, kinds: Sequence[str] = NAMES) -> dict[str, pd.DataFrame]:
-    readers = {"forecasts": lambda: forecast_set_frame(session, ids, as_of, order=True),
+    readers = {"forecasts": lambda: forecast_set_frame(session, ids, as_of, order=True, leaked=True),
                "bets": lambda: bets_frame(session, ids, as_of, order=True),
                "portfolios": lambda: portfolios_frame(session, as_of, ids, point_in_time=True, order=True)}
     return {k: readers[k]() for k in kinds}
@@ -362,7 +380,9 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
     with _session(engine) as s:
         if not cache:
             frames = _read(s, ids, as_of)
-            return Frames(*(frames[n].drop(columns="_order") for n in NAMES), read=tuple(ids))
+            clean, leaked = _split_leaks(frames["forecasts"].drop(columns="_order"))
+            return Frames(clean, *(frames[n].drop(columns="_order") for n in NAMES[1:]), read=tuple(ids),
+                          leaked=leaked)
         bounds = s.connection().execute(select(func.coalesce(func.max(ResolutionRow.id), 0))).scalar_one(), \
             s.connection().execute(select(func.coalesce(func.max(PriceSnapshotRow.id), 0))).scalar_one()
         keys = {cid: _key(cid, m) for cid, m in cohort_marks(s, ids, as_of).items()}
@@ -403,7 +423,9 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
     named = {names[cid]: hashlib.sha256(f"{keys[cid]} {list(entries[cid].marks)} {entries[cid].nonce}".encode()).hexdigest()
              for cid in ids if cid in keys}
     digests = {n: {names[cid]: entries[cid].digests[n] for cid in ids if cid in keys} for n in NAMES}
-    return Frames(*(built[n] for n in NAMES), read=tuple(missing), keys=named, digests=digests)
+    clean, leaked = _split_leaks(built["forecasts"])
+    return Frames(clean, built["bets"], built["portfolios"], read=tuple(missing), keys=named, digests=digests,
+                  leaked=leaked)
 
 
 __all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "code_digest", "cohort_frames", "decode", "encode"]

@@ -45,7 +45,12 @@ class ExportReport:
 def export_replay(engine: Engine, path: str | Path) -> ExportReport:
     """Write every binary market that resolved YES or NO, with its daily YES price (the last snapshot of each
     UTC day, only days before the resolution date), in the replay format. Markets the format cannot express
-    (void, probabilistic, multi-outcome, unresolved, no price before resolution) are counted by reason."""
+    (void, probabilistic, multi-outcome, unresolved, no price before resolution) are counted by reason.
+
+    Recorded quotes go with the prices: a day's point carries the best YES bid/ask its snapshot recorded
+    (a crossed one, bid above ask, is left out: the format refuses it), the last point the market's volume and
+    24 h volume as last recorded (the arena keeps only the latest), and a Polymarket fee rate goes as
+    ``fee_rate``. A market with none of them is written exactly as before."""
     report = ExportReport()
     records = []
     with Session(engine) as s:
@@ -63,15 +68,24 @@ def export_replay(engine: Engine, path: str | Path) -> ExportReport:
             assert res is not None
             resolved_on = utc(res.resolved_at or res.recorded_at).date()
             daily: dict = {}
-            for at, ppm in s.execute(select(PriceSnapshotRow.observed_at, PriceSnapshotRow.price_ppm)
-                                     .where(PriceSnapshotRow.market_id == m.id, PriceSnapshotRow.outcome == YES)
-                                     .order_by(PriceSnapshotRow.observed_at, PriceSnapshotRow.id)):
+            for at, ppm, bid, ask in s.execute(
+                    select(PriceSnapshotRow.observed_at, PriceSnapshotRow.price_ppm, PriceSnapshotRow.bid_ppm,
+                           PriceSnapshotRow.ask_ppm)
+                    .where(PriceSnapshotRow.market_id == m.id, PriceSnapshotRow.outcome == YES)
+                    .order_by(PriceSnapshotRow.observed_at, PriceSnapshotRow.id)):
                 day = utc(at).date()
                 if day < resolved_on:
-                    daily[day] = Decimal(ppm) / MICRO  # the last observation of the day wins
+                    daily[day] = (Decimal(ppm) / MICRO, _quote(bid, ask))  # the last observation of the day wins
             if not daily:
                 report.skipped["no price before resolution"] += 1
                 continue
+            history = [(d, p, q) if q else (d, p) for d, (p, q) in sorted(daily.items())]
+            volumes = {k: v for k, v in (("volume", m.volume), ("volume_24h", m.volume_24h))
+                       if v is not None and v >= 0 and v == v and v != float("inf")}
+            if volumes:
+                d, p, *q = history[-1]
+                history[-1] = (d, p, {**(q[0] if q else {}), **volumes})
+            fee_rate = (m.extra or {}).get("fee_rate") or ""
             records.append({
                 "platform": m.venue, "market_id": m.native_id, "question": m.question, "url": m.url,
                 "background": m.description, "resolution_criteria": "", "market_info_resolution_criteria": None,
@@ -79,14 +93,33 @@ def export_replay(engine: Engine, path: str | Path) -> ExportReport:
                 "market_close_datetime": utc(m.close_time).isoformat() if m.close_time else None,
                 "resolution": 1 if int(res.payouts.get(YES, 0)) == MICRO else 0,
                 "first_resolved_observation_date": resolved_on,
-                "history": sorted(daily.items()),
+                "history": history,
                 "provenance": {"exported_by": "arena", "arena_market_id": m.id, "resolution_version": res.version},
+                **({"fee_rate": _rate(fee_rate)} if _rate(fee_rate) else {}),
             })
     report.written = write_replay(records, path) if records else 0
     if not records:
         Path(path).write_text("")
     report.files.append(str(path))
     return report
+
+
+def _quote(bid_ppm: int | None, ask_ppm: int | None) -> dict[str, Decimal]:
+    """A snapshot's recorded YES bid/ask for a replay point ({} when none, or crossed)."""
+    if bid_ppm is not None and ask_ppm is not None and bid_ppm > ask_ppm:
+        return {}
+    return {k: Decimal(v) / MICRO for k, v in (("bid", bid_ppm), ("ask", ask_ppm)) if v is not None}
+
+
+def _rate(text: str) -> Decimal | None:
+    """A stored fee rate the replay format can hold (in [0, 1], at most 6 decimals, not 0), else None."""
+    try:
+        rate = Decimal(text)
+    except ArithmeticError:
+        return None
+    if not rate.is_finite() or not Decimal(0) < rate <= Decimal(1) or rate != rate.quantize(Decimal("1e-6")):
+        return None
+    return rate
 
 
 def _unexportable(m: MarketRow, res: ResolutionRow | None) -> str:

@@ -9,6 +9,10 @@ would have shown.
 Tracks: every agent row carries its lineup `track` — "model" (answers from the prompt alone) or "agent" (may call
 tools) — and `standings(..., track=...)` ranks one track alone (the references stay on every board).
 
+Leakage: questions whose answer the round's own facts gave away (`scoring.leakage`) are left out of every board
+(`store.frames.forecast_set_frame`); each row counts the ones its seat was asked (`n_leaked`; a reference row: the
+cohort's), and each cohort lists them (`Boards.leaks`, the JSON's `leaks`).
+
 Headroom: each cohort carries its forecast sets' headroom (`scoring.headroom`, read by `read.headroom`): the
 market's and always-0.5's Brier on them, the share of their questions in band, and the smallest Brier
 difference between two seats they can detect at their size.
@@ -38,14 +42,17 @@ from arena.scoring.stats import DEFAULT_N_BOOT
 from arena.cache.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
 from arena.cache.frame_cache import cohort_frames
 from arena.read.headroom import cohort_headroom
+from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
+from arena.scoring.leakage import Leak
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
 JSON_FIELDS = (
     "agent", "kind", "track", "rank", "rank_label", "tier", "provisional", "same_as", "forecast_brier",
-    "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_markets", "n_asked", "n_answered", "implied_brier",
+    "forecast_brier_lo", "forecast_brier_hi", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked",
+    "implied_brier",
     "implied_brier_band", "kelly_brier", "stated_brier",
     "brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi", "bss_vs_0_25", "bss_vs_market",
     "bss_vs_market_note", "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
@@ -53,7 +60,7 @@ JSON_FIELDS = (
     # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
 )
-_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_bets", "n_resolved_bets",
+_INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
                "n_cohorts")
 
 
@@ -80,6 +87,8 @@ class Boards:
     track: str | None = None  # the one track ranked ("model" or "agent"); None: every seat
     # cohort name → the headroom of its forecast sets (`scoring.headroom`), from every seat whatever `track` says
     headroom: Mapping[str, Headroom] = field(default_factory=dict)
+    # cohort name → its leaked questions asked of any seat (`scoring.leakage.Leak`), by round and market
+    leaks: Mapping[str, tuple[Leak, ...]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1024)
@@ -139,8 +148,11 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     room = cohort_headroom(engine, as_of, [(c[0], c[1]) for c in cohorts], frames.forecasts)
     cohort_name = {c[0]: c[1] for c in cohorts}
     seat_track = {(cohort_name[cid], name): _track_of_text(config) for name, _, config, cid in agents}
+    leaks = _leaks(frames.leaked)
+    leaked = frames.leaked
     if track is not None:
-        forecasts, bets, ports = (_of_track(f, seat_track, track) for f in (forecasts, bets, ports))
+        forecasts, bets, ports, leaked = (_of_track(f, seat_track, track) for f in (forecasts, bets, ports, leaked))
+    n_leaked = _leaked_counts(leaked, leaks)
     opts = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed)
     if cache:
         agents_of: dict[str, list[str]] = {}
@@ -160,8 +172,11 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
         tracks = [seat_track.get((name, a)) for a in rows["agent"]]
         key = f"{inputs_key} {status} {json.dumps(tracks)}" if inputs_key else ""
-        tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks: _with_track(rows, tracks)) if key
-                   else _with_track(rows, tracks))
+        counts = [n_leaked.get((name, a), 0) for a in rows["agent"]]
+        key = f"{key} {json.dumps(counts)}" if key else ""
+        tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks, counts=counts:
+                                        _with_track(rows, tracks, counts)) if key
+                   else _with_track(rows, tracks, counts))
         boards.append(CohortBoard(name, status, tracked, key))
     if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         def compute() -> pd.DataFrame:
@@ -180,16 +195,50 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     for (_, agent), t in seat_track.items():
         by_model.setdefault(agent, set()).add(t)
     # A name that ran in both tracks (its lineup changed between cohorts) says so rather than picking one.
-    overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None)
-                                    for m in overall.get("model", pd.Series(dtype=object))])
-    return Boards(as_of, rank_by, boards, overall, track, room)
+    models = overall.get("model", pd.Series(dtype=object))
+    per_model: dict[str, int] = {}
+    for (_, agent), n in n_leaked.items():
+        per_model[agent] = per_model.get(agent, 0) + n
+    overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None) for m in models],
+                             n_leaked=[per_model.get(m, 0) for m in models])
+    return Boards(as_of, rank_by, boards, overall, track, room, leaks)
 
 
-def _with_track(rows: pd.DataFrame, tracks: list[str | None]) -> pd.DataFrame:
-    """`rows.assign(track=tracks)` without copying the rows' columns (a third of the time; a fresh process does
-    it for a thousand boards): a shallow copy, which the new column does not touch the rows through."""
+def _with_track(rows: pd.DataFrame, tracks: list[str | None], n_leaked: list[int] | None = None) -> pd.DataFrame:
+    """`rows.assign(track=tracks, n_leaked=n_leaked)` without copying the rows' columns (a third of the time; a
+    fresh process does it for a thousand boards): a shallow copy, which the new columns do not touch the rows
+    through."""
     out = rows.copy(deep=False)
     out["track"] = tracks
+    out["n_leaked"] = np.asarray(n_leaked if n_leaked is not None else [0] * len(out), dtype=np.int64)
+    return out
+
+
+def _leaks(leaked: pd.DataFrame) -> dict[str, tuple[Leak, ...]]:
+    """cohort name → its leaked questions (one each, whichever seats were asked it), by round and market."""
+    if not len(leaked):
+        return {}
+    out: dict[str, list[Leak]] = {}
+    seen: set[tuple[str, str]] = set()
+    for cohort, question, mid, reason, other in zip(leaked["cohort"], leaked["question"], leaked["market_id"],
+                                                    leaked["leak_reason"], leaked["leak_other"]):
+        if (cohort, question) in seen:
+            continue
+        seen.add((cohort, question))
+        rnd = str(question)[len(str(mid)) + 1:]  # a question is market@round
+        out.setdefault(str(cohort), []).append(Leak(str(cohort), rnd, str(mid), str(reason), str(other)))
+    return {c: tuple(sorted(ls, key=lambda x: (x.round, x.market_id))) for c, ls in out.items()}
+
+
+def _leaked_counts(leaked: pd.DataFrame, leaks: Mapping[str, tuple[Leak, ...]]) -> dict[tuple[str, str], int]:
+    """(cohort, seat) → the leaked questions it was asked; each reference row: its cohort's leaked questions."""
+    out: dict[tuple[str, str], int] = {}
+    if len(leaked):
+        for (cohort, agent), n in leaked.groupby(["cohort", "agent"], sort=False).size().items():
+            out[(str(cohort), str(agent))] = int(n)
+    for cohort, ls in leaks.items():
+        for ref in REFERENCE_AGENTS:
+            out[(cohort, ref)] = len(ls)
     return out
 
 
@@ -252,12 +301,14 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     (its unit of evidence; on the overall board its (cohort, market) observations), `n_forecasts` the resolved
     market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
     in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
-    sd_basis."""
+    sd_basis; its "leaks" (`scoring.leakage`) list the questions left out of its boards as given away, each
+    {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked."""
     return {
         "as_of": boards.as_of.isoformat(),
         "rank_by": boards.rank_by,
         "cohorts": [{"name": c.name, "status": c.status, "rows": _cohort_rows(c),
-                     "headroom": _headroom_json(boards.headroom.get(c.name))} for c in boards.cohorts],
+                     "headroom": _headroom_json(boards.headroom.get(c.name)),
+                     "leaks": [x.to_json() for x in boards.leaks.get(c.name, ())]} for c in boards.cohorts],
         "overall": _rows(boards.overall, "model") if len(boards.overall) else [],
     }
 

@@ -24,8 +24,10 @@ from sqlalchemy import BigInteger, Integer, String, bindparam, cast, func, liter
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session
 
+from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.money import MICRO
+from arena.scoring.leakage import Asked, MarketText, ResolutionFact, find_leaks
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastQuestionRow, ForecastRow, MarketRow,
                                 PriceSnapshotRow, ResolutionRow)
 
@@ -378,7 +380,7 @@ def forecasts_frame(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
 
 
 def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime | None = None, *,
-                       all_replicates: bool = False, order: bool = False) -> pd.DataFrame:
+                       all_replicates: bool = False, order: bool = False, leaked: bool = False) -> pd.DataFrame:
     """The cohorts' forecast-set questions, one row per asked seat and question: cohort, agent, market_id,
     question (market@round), probability (stated P(YES); 0.5 where the seat did not answer), market_price (the
     YES price the agent saw; for an unanswered question the price shown when the set was chosen; NaN if none),
@@ -398,6 +400,11 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     each seat on one ask, as an unreplicated seat is, so seats with different replicate counts stay comparable (a
     mean of k asks is an ensemble, whose Brier is lower by Jensen's inequality alone) and the scored forecasts
     are the ones its bets came with.
+
+    Leaked questions (`question_leaks`: the round's own facts gave the answer away) are left out — the headline
+    and every score on the forecast set are computed without them — unless `leaked`: then every row is kept, with
+    `leak_reason` (`scoring.leakage.REASONS`, "" for a clean question) and `leak_other` (the market that gave it
+    away, "") columns, for a caller that counts them (`cache.frame_cache`).
 
     Rows come in a fixed order — cohort id, round, market, agent (then replicate) — whatever order the seats'
     answers were recorded in, so every sum over them is the same in two identical runs; with `order`, an
@@ -429,7 +436,62 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
             outcome[mid] = int(payouts[YES]) / MICRO
     df["outcome_yes"] = df["market_id"].map(outcome).astype(float)
     cols = ["cohort", "agent", "market_id", "question", "probability", "market_price", "outcome_yes", "answered"]
+    flags = question_leaks(session, cohort_ids, as_of) if len(df) else _NO_LEAKS
+    key = pd.MultiIndex.from_arrays([df["cohort_id"], df["round"].astype(str), df["market_id"].astype(str)])
+    found = pd.MultiIndex.from_arrays([flags["cohort_id"], flags["round"], flags["market_id"]])
+    where = found.get_indexer(key) if len(flags) and len(df) else np.full(len(df), -1)
+    if leaked:
+        reasons = flags["reason"].to_numpy(dtype=object)
+        others = flags["other_market_id"].to_numpy(dtype=object)
+        df["leak_reason"] = [reasons[i] if i >= 0 else "" for i in where]
+        df["leak_other"] = [others[i] if i >= 0 else "" for i in where]
+        cols += ["leak_reason", "leak_other"]
+    elif (where >= 0).any():
+        df = df[where < 0].reset_index(drop=True)
     return df[cols + (["replicate"] if all_replicates else []) + (["_order"] if order else [])]
+
+
+_NO_LEAKS = pd.DataFrame({"cohort_id": pd.Series([], dtype="int64"), "round": pd.Series([], dtype=object),
+                          "market_id": pd.Series([], dtype=object), "reason": pd.Series([], dtype=object),
+                          "other_market_id": pd.Series([], dtype=object)})
+
+
+def question_leaks(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
+    """The cohorts' leaked forecast-set questions (`scoring.leakage`): cohort_id, round, market_id, reason,
+    other_market_id — one row per flagged (round, market), in cohort, round and set order. Reads the stored sets
+    (with `as_of`, of rounds decided by then), every market they ask, the other members of their exclusive groups,
+    the questions of the markets that resolved, and the resolutions recorded (by `as_of`)."""
+    ids = [int(c) for c in cohort_ids]
+    if not ids:
+        return _NO_LEAKS.copy()
+    fq, m, r = ForecastQuestionRow, MarketRow, ResolutionRow
+    sets = select(fq.cohort_id, fq.round_key, fq.market_id, fq.position, fq.as_of).where(fq.cohort_id.in_(ids))  # type: ignore[attr-defined]
+    res = select(r.market_id, r.version, r.recorded_at, r.kind)
+    if as_of is not None:
+        sets = sets.where(fq.as_of <= as_of)  # type: ignore[operator]
+        res = res.where(r.recorded_at <= as_of)  # type: ignore[operator]
+    conn = session.connection()
+    asked = [Asked(c, str(k), str(mid), utc(at), int(pos)) for c, k, mid, pos, at in conn.execute(sets).all()]
+    if not asked:
+        return _NO_LEAKS.copy()
+    asked_ids = select(fq.market_id).where(fq.cohort_id.in_(ids))  # type: ignore[attr-defined]
+    groups = select(m.group_id).where(m.id.in_(asked_ids), m.group_id != "")  # type: ignore[attr-defined]
+    resolved = select(r.market_id).where(r.kind.in_(("winner", "probabilistic")))  # type: ignore[attr-defined]
+    rows = conn.execute(select(m.id, m.question, m.group_id, m.first_seen_at).where(
+        or_(m.id.in_(asked_ids), m.group_id.in_(groups), m.id.in_(resolved)))).all()  # type: ignore[attr-defined]
+    markets = {str(i): MarketText(str(i), q or "", g or "", utc(at) if at is not None else None) for i, q, g, at in rows}
+    # what YES paid matters only to the groups' members (rule 1): their winners' payouts alone are decoded
+    members = select(m.id).where(m.group_id.in_(groups))  # type: ignore[attr-defined]
+    paid = {(str(mid), int(v)): (payouts or {}).get(YES) for mid, v, payouts in conn.execute(
+        select(r.market_id, r.version, r.payouts).where(r.kind == "winner", r.market_id.in_(members))).all()}  # type: ignore[attr-defined]
+    facts = [ResolutionFact(str(mid), int(v), utc(at), str(kind), paid.get((str(mid), int(v))))
+             for mid, v, at, kind in conn.execute(res).all()]
+    leaks = find_leaks(asked, markets, facts)
+    return pd.DataFrame({"cohort_id": pd.Series([x.cohort for x in leaks], dtype="int64"),
+                         "round": pd.Series([x.round for x in leaks], dtype=object),
+                         "market_id": pd.Series([x.market_id for x in leaks], dtype=object),
+                         "reason": pd.Series([x.reason for x in leaks], dtype=object),
+                         "other_market_id": pd.Series([x.other_market_id for x in leaks], dtype=object)})
 
 
 def asked_questions(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
@@ -494,6 +556,6 @@ def asked_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | N
     return df[["cohort", "round", "market_id", "question", "market_price", "in_band", "filled", "as_of"]]
 
 
-__all__ = ["asked_frame", "asked_questions", "bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
+__all__ = ["asked_frame", "asked_questions", "question_leaks", "bets_frame", "cash_frame", "copy_frame", "fill_markets", "forecast_set_frame", "forecasts_frame",
            "latest_resolutions", "position_frame", "price_frame", "raw_rows", "read_frame", "rows_frame", "time_bound",
            "timestamp_literal"]

@@ -7,6 +7,13 @@ order fills at the venue's probability and the fill's provenance says why: "venu
 simulations, replays, or no book source at all), "venue_probability:no_book" (the CLOB has no book for the
 token: closed or unknown), "venue_probability:book_unavailable" (the fetch failed).
 
+Replays have no book, but a replay file may record each day's best bid and ask (`arena.venues.replay`): an order
+on a replay market whose quote has them walks a one-level book at the recorded ask (buy) or bid (sell), of
+unbounded depth since the file records no sizes, with the venue's fee rule (the record's `fee_rate`, Polymarket's
+rate × min(p, 1 − p)), and records the day's recorded price as the mid, so the fill's slippage is ask − p
+(provenance "recorded_quote"). A quote recording only the other side fills at the probability,
+"venue_probability:one_sided_quote"; a replay without quotes fills exactly as before.
+
 `RoundBooks` is the book source of one decision round: each market's YES book is fetched once, lazily, the
 first time any agent trades it, and shared by every agent of the round (the NO book is its complement, as
 Polymarket mirrors the two tokens); concurrent agents wanting the same book wait for the one fetch.
@@ -16,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -24,11 +31,11 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlmodel import Session
 
-from arena.domain.book import OrderBook, book_for_outcome, walk_buy, walk_sell
-from arena.domain.broker import PricedOrder, QuotePricer
+from arena.domain.book import Level, OrderBook, book_for_outcome, walk_buy, walk_sell
+from arena.domain.broker import Pricer, PricedOrder, QuotePricer
 from arena.domain.market import NO, YES, Market, Quote
 from arena.errors import RejectedOrder
-from arena.money import Money
+from arena.money import MICRO, Money
 from arena.store.tables import MarketRow
 
 log = logging.getLogger(__name__)
@@ -111,15 +118,61 @@ class BookPricer:
         return PricedOrder(ex.shares, ex.cash, ex.price, ex.mid, provenance)
 
 
-def pricer_for(session: Session, markets: Mapping[str, Market], quotes: Mapping[str, Quote],
-               books: BookSource | None = None) -> QuotePricer | BookPricer:
-    """The pricer for one decision: book-walking for Polymarket when a book source is given."""
-    fallback = QuotePricer(quotes)
-    if books is None:
-        return fallback
-    pm = [mid for mid, m in markets.items() if m.venue == "polymarket"]
-    rows = session.execute(select(MarketRow.id, MarketRow.extra).where(MarketRow.id.in_(pm))).all() if pm else []  # type: ignore[attr-defined]
-    tokens = {mid: (extra or {}).get("token_ids", {}) for mid, extra in rows}
+# The recorded quote's size is unknown: the one level is deep enough for any stake the rules allow.
+RECORDED_DEPTH = 10**18  # micro-shares
+
+
+@dataclass
+class RecordedQuotePricer:
+    """Replay markets whose quote recorded a best bid/ask: walk a one-level book at it, the recorded price as
+    the mid. Every other market (and a replay market without a recorded quote) goes to `inner`, unchanged."""
+
+    inner: Pricer
+    quotes: Mapping[str, Quote]
+    fee_rates: Mapping[str, Decimal] = field(default_factory=dict)
+    provenance: str = "recorded_quote"
+
+    def _quote(self, market: Market, outcome: str) -> Quote | None:
+        q = self.quotes.get(market.id)
+        if market.venue != "replay" or outcome not in (YES, NO) or q is None or (q.bid is None and q.ask is None):
+            return None
+        return q
+
+    def _book(self, q: Quote, outcome: str) -> OrderBook:
+        yes = OrderBook.of(bids=[Level(q.bid, RECORDED_DEPTH)] if q.bid is not None else [],
+                           asks=[Level(q.ask, RECORDED_DEPTH)] if q.ask is not None else [])
+        return book_for_outcome(yes, outcome)
+
+    def buy(self, market: Market, outcome: str, amount: Money) -> PricedOrder:
+        q = self._quote(market, outcome)
+        if q is None:
+            return self.inner.buy(market, outcome, amount)
+        book = self._book(q, outcome)
+        if book.best_ask is None:
+            return replace(self.inner.buy(market, outcome, amount), provenance="venue_probability:one_sided_quote")
+        if book.best_ask.ppm in (0, MICRO):
+            raise RejectedOrder(f"{market.id} {outcome} is offered at {book.best_ask}: nothing to buy",
+                                reason="untradable_price", market_id=market.id)
+        ex = walk_buy(book, amount, fee_rate=self.fee_rates.get(market.id, Decimal(0)))
+        if ex.shares <= 0 or ex.price is None:
+            raise RejectedOrder(f"{amount} buys no shares at {book.best_ask}", reason="too_small",
+                                market_id=market.id)
+        return PricedOrder(ex.shares, ex.cash, ex.price, q.price(outcome), self.provenance)
+
+    def sell(self, market: Market, outcome: str, shares: int) -> PricedOrder:
+        q = self._quote(market, outcome)
+        if q is None:
+            return self.inner.sell(market, outcome, shares)
+        book = self._book(q, outcome)
+        if book.best_bid is None:
+            return replace(self.inner.sell(market, outcome, shares), provenance="venue_probability:one_sided_quote")
+        ex = walk_sell(book, shares, fee_rate=self.fee_rates.get(market.id, Decimal(0)))
+        if ex.price is None:
+            raise RejectedOrder(f"no bid for {market.id} {outcome}", reason="no_bids", market_id=market.id)
+        return PricedOrder(ex.shares, ex.cash, ex.price, q.price(outcome), self.provenance)
+
+
+def _fee_rates(rows: Iterable[tuple[str, Mapping | None]]) -> dict[str, Decimal]:
     fees = {}
     for mid, extra in rows:
         rate = (extra or {}).get("fee_rate") or ""
@@ -127,4 +180,22 @@ def pricer_for(session: Session, markets: Mapping[str, Market], quotes: Mapping[
             fees[mid] = Decimal(rate) if rate else Decimal(0)
         except ArithmeticError:
             fees[mid] = Decimal(0)
-    return BookPricer(fallback, books, tokens, fees)
+    return fees
+
+
+def pricer_for(session: Session, markets: Mapping[str, Market], quotes: Mapping[str, Quote],
+               books: BookSource | None = None) -> Pricer:
+    """The pricer for one decision: book-walking for Polymarket when a book source is given, and a one-level
+    book at the recorded bid/ask for replay markets whose quote has one."""
+    pricer: Pricer = QuotePricer(quotes)
+    if books is not None:
+        pm = [mid for mid, m in markets.items() if m.venue == "polymarket"]
+        rows = session.execute(select(MarketRow.id, MarketRow.extra).where(MarketRow.id.in_(pm))).all() if pm else []  # type: ignore[attr-defined]
+        tokens = {mid: (extra or {}).get("token_ids", {}) for mid, extra in rows}
+        pricer = BookPricer(QuotePricer(quotes), books, tokens, _fee_rates(rows))
+    quoted = [mid for mid, m in markets.items() if m.venue == "replay" and (q := quotes.get(mid)) is not None
+              and (q.bid is not None or q.ask is not None)]
+    if not quoted:
+        return pricer
+    rows = session.execute(select(MarketRow.id, MarketRow.extra).where(MarketRow.id.in_(quoted))).all()  # type: ignore[attr-defined]
+    return RecordedQuotePricer(pricer, quotes, _fee_rates(rows))

@@ -66,8 +66,10 @@ class VenueSync:
             resolutions.append((m.id, res))
             if res is not None and m.status is MarketStatus.RESOLVED:
                 self.done.add(m.id)
+        extras_of = getattr(self.venue, "extras", None)  # venue details a fill needs later (a replay's fee rate)
+        extras = {m.id: e for m in markets if (e := extras_of(m.id))} if extras_of is not None else None
         with session_scope(engine) as s:
-            return ingest.record_observations(s, now, markets, quotes, resolutions)
+            return ingest.record_observations(s, now, markets, quotes, resolutions, extras=extras or None)
 
 
 def simulate(
@@ -138,3 +140,6 @@ class ReplayTimeVenue:
 
     def resolution_at(self, market_id: str, t: datetime) -> Resolution | None:
         return self.venue.resolution_at(market_id, t)  # type: ignore[attr-defined]
+
+    def extras(self, market_id: str) -> dict[str, str]:
+        return self.venue.extras(market_id)  # type: ignore[attr-defined]

@@ -557,14 +557,14 @@ def sync_replay(engine: Engine, venue: Any, clock: Clock, rules: UniverseRules |
         report.skipped += len(getattr(venue, "skipped", ()))  # malformed lines of the file: skipped, not "ok"
         views = [_replay_view(venue, m, now) for m in venue.markets_at(now)]
         for v in _select(batch, report, views, now, rules):
-            batch.take(v)
+            batch.take(v, venue.extras(v.market.id) if hasattr(venue, "extras") else None)
             report.ok += 1
         listed = {v.market.id: v for v in views}
         for mid in sorted(_to_refresh(engine, "replay", now, batch, report, listed, set(listed), batch.take)):
             m = venue.market_at(mid, now)
             if m is None:
                 continue
-            batch.take(_replay_view(venue, m, now))
+            batch.take(_replay_view(venue, m, now), venue.extras(m.id) if hasattr(venue, "extras") else None)
             report.held_refreshed += 1
 
     return _run(engine, "replay", clock, gather)

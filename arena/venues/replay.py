@@ -24,7 +24,12 @@ field                                 type                        meaning
 ``last_unresolved_observation_date``  "YYYY-MM-DD"                the last history date (checked if present)
 ``n_points``                          int                         ``len(history)`` (checked if present)
 ``history``                           [["YYYY-MM-DD", p], …]      P(YES) in [0, 1] per UTC date, dates strictly
-                                                                  increasing and all before the resolution date
+                                                                  increasing and all before the resolution date;
+                                                                  a point may carry a third element, an object
+                                                                  with any of ``bid``/``ask`` (the best YES bid
+                                                                  and ask, in [0, 1], bid ≤ ask) and ``volume``/
+                                                                  ``volume_24h`` (USD or mana, ≥ 0) recorded
+                                                                  with that price (see "Recorded quotes")
 ``history_source``                    str                         one letter per point (R, F; "A" = written by
                                                                   the arena's export), or ""
 ``provenance``                        object                      free-form
@@ -32,6 +37,9 @@ field                                 type                        meaning
                                                                   ``group_id`` is one member of it, and exactly
                                                                   one member resolves 1 (checked when read);
                                                                   absent or "" for a stand-alone market
+``fee_rate``                          number (optional)           the venue's taker fee rate (Polymarket's rule:
+                                                                  rate × min(p, 1 − p) per share), in [0, 1];
+                                                                  absent = 0 (Manifold charges none)
 ====================================  ==========================  ===========================================
 
 Unknown keys are kept and written back; ``group_id`` is written only when set, so a file without groups (the
@@ -39,6 +47,15 @@ shipped snapshot has none) reads and writes back unchanged. A group's markets ge
 ``"replay:group:" + group_id``, so the forecast set can take it whole and the consistency checks (Σ P = 1,
 negation pairs, S′) run on it. ``write_replay`` writes the keys in this order with
 ``json.dumps(..., ensure_ascii=False)``, so reading and writing the shipped file reproduces it byte for byte.
+
+Recorded quotes
+---------------
+A point's ``bid``/``ask`` are served with its price (``Quote.bid``/``Quote.ask``, visible when the point is), and
+its ``volume``/``volume_24h`` as the market's ``volume``/``volume_24h`` from then on (the last visible point that
+carries them; none before). A point without them says nothing: an older point's quotes are not carried forward.
+Fills of a replay market whose quote has them walk a one-level book at the recorded ask (buy YES; a NO buy pays
+1 − bid) or bid (sell), with the fee rule above, and record the point's price as the mid — so a fill's slippage
+is ask − p. A line whose bid is above its ask, or whose bid/ask is outside [0, 1], is malformed.
 
 Visibility on the simulated clock (``t`` is an aware datetime)
 -------------------------------------------------------------
@@ -80,8 +97,9 @@ FIELD_ORDER = (
     "platform", "market_id", "question", "url", "background", "resolution_criteria",
     "market_info_resolution_criteria", "market_open_datetime", "market_close_datetime", "resolution",
     "first_resolved_observation_date", "last_unresolved_observation_date", "n_points", "history",
-    "history_source", "provenance", "group_id",
+    "history_source", "provenance", "group_id", "fee_rate",
 )
+QUOTE_KEYS = ("bid", "ask", "volume", "volume_24h")  # what a history point's third element may hold
 EXPORT_SOURCE_LETTER = "A"
 ONE_DAY = timedelta(days=1)
 
@@ -110,6 +128,20 @@ def _aware(t: datetime) -> datetime:
 
 
 @dataclass(frozen=True)
+class PointQuote:
+    """What a history point recorded beside its price: the best YES ``bid``/``ask`` (exact, in [0, 1]) and the
+    market's ``volume``/``volume_24h`` (venue currency), each None when not recorded."""
+
+    bid: Decimal | None = None
+    ask: Decimal | None = None
+    volume: Decimal | None = None
+    volume_24h: Decimal | None = None
+
+    def to_json(self) -> dict[str, float]:
+        return {k: float(getattr(self, k)) for k in QUOTE_KEYS if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
 class ReplayRecord:
     """One resolved binary market of a replay file. ``history`` holds (UTC date, exact P(YES)) pairs."""
 
@@ -129,10 +161,21 @@ class ReplayRecord:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, written back unchanged
     group_id: str = ""  # the exclusive group this market belongs to ("" = none)
+    # what each history point recorded beside its price (parallel to ``history``); () when no point has any
+    quotes: tuple[PointQuote | None, ...] = ()
+    fee_rate: Decimal | None = None  # the taker fee rate, Polymarket's rule; None = not given (no fee)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
         object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+        if self.quotes and len(self.quotes) != len(self.history):
+            raise ValueError(f"{len(self.quotes)} point quotes for {len(self.history)} history points")
+        if self.quotes and not any(self.quotes):
+            object.__setattr__(self, "quotes", ())
+
+    def quote(self, i: int) -> PointQuote | None:
+        """What history point ``i`` recorded beside its price (None: nothing)."""
+        return self.quotes[i] if self.quotes else None
 
     @property
     def arena_id(self) -> str:
@@ -159,7 +202,10 @@ class ReplayRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object in the file's key order."""
-        history = [[d.isoformat(), float(p)] for d, p in self.history]
+        history: list[list[Any]] = [[d.isoformat(), float(p)] for d, p in self.history]
+        for point, q in zip(history, self.quotes):
+            if q is not None:
+                point.append(q.to_json())
         out: dict[str, Any] = {
             "platform": self.platform, "market_id": self.market_id, "question": self.question, "url": self.url,
             "background": self.background, "resolution_criteria": self.resolution_criteria,
@@ -173,6 +219,8 @@ class ReplayRecord:
         }
         if self.group_id:
             out["group_id"] = self.group_id
+        if self.fee_rate is not None:
+            out["fee_rate"] = float(self.fee_rate)
         out.update(self.extra)
         return out
 
@@ -270,9 +318,12 @@ def _parse_record(obj: object) -> ReplayRecord:
     if not isinstance(history_raw, list) or not history_raw:
         raise ParseError("expected a non-empty array of [date, p]", field="history")
     history: list[tuple[date, Decimal]] = []
+    quotes: list[PointQuote | None] = []
     for i, pair in enumerate(history_raw):
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ParseError(f"expected [date, p], got {pair!r}", field=f"history[{i}]")
+        if not isinstance(pair, (list, tuple)) or len(pair) not in (2, 3):
+            raise ParseError(f"expected [date, p] or [date, p, {{bid, ask, volume, volume_24h}}], got {pair!r}",
+                             field=f"history[{i}]")
+        quotes.append(_point_quote(pair[2], f"history[{i}][2]") if len(pair) == 3 else None)
         d = _parse_date(pair[0], f"history[{i}][0]")
         if history and d <= history[-1][0]:
             raise ParseError(f"date {d} is not after {history[-1][0]}", field=f"history[{i}][0]")
@@ -306,8 +357,46 @@ def _parse_record(obj: object) -> ReplayRecord:
         market_info_resolution_criteria=_text(obj, "market_info_resolution_criteria", nullable=True),
         market_open_datetime=open_dt, market_close_datetime=close_dt, history_source=source,
         provenance=provenance, extra={k: v for k, v in obj.items() if k not in FIELD_ORDER},
-        group_id=_text(obj, "group_id", nullable=True) or "",
+        group_id=_text(obj, "group_id", nullable=True) or "", quotes=tuple(quotes),
+        fee_rate=_fee_rate(obj.get("fee_rate")),
     )
+
+
+def _point_quote(value: object, fld: str) -> PointQuote:
+    """A history point's third element: an object with any of ``QUOTE_KEYS``; bid ≤ ask when both are given."""
+    if not isinstance(value, Mapping):
+        raise ParseError(f"expected an object with {', '.join(QUOTE_KEYS)}, got {value!r}", field=fld)
+    unknown = sorted(set(value) - set(QUOTE_KEYS))
+    if unknown:
+        raise ParseError(f"unknown key {unknown[0]!r} (a point records {', '.join(QUOTE_KEYS)})", field=fld)
+    bid = _probability(value["bid"], f"{fld}.bid") if value.get("bid") is not None else None
+    ask = _probability(value["ask"], f"{fld}.ask") if value.get("ask") is not None else None
+    if bid is not None and ask is not None and bid > ask:
+        raise ParseError(f"bid {value['bid']!r} is above ask {value['ask']!r} (a crossed quote)", field=fld)
+    volume = _amount(value.get("volume"), f"{fld}.volume")
+    volume_24h = _amount(value.get("volume_24h"), f"{fld}.volume_24h")
+    return PointQuote(bid, ask, volume, volume_24h)
+
+
+def _amount(value: object, fld: str) -> Decimal | None:
+    """A non-negative finite number (a volume), or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise ParseError(f"expected a number, got {value!r}", field=fld)
+    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not d.is_finite() or d < 0:
+        raise ParseError(f"expected a finite number ≥ 0, got {value!r}", field=fld)
+    return d
+
+
+def _fee_rate(value: object) -> Decimal | None:
+    if value is None:
+        return None
+    rate = _probability(value, "fee_rate")
+    if rate * 1_000_000 != (rate * 1_000_000).to_integral_value():
+        raise ParseError(f"more precise than 1e-6: {value!r}", field="fee_rate")
+    return rate
 
 
 @dataclass(frozen=True)
@@ -416,22 +505,38 @@ def _coerce(record: ReplayRecord | Mapping[str, Any], index: int) -> ReplayRecor
     if isinstance(history, (list, tuple)):
         pairs = []
         for pair in history:
-            if isinstance(pair, (list, tuple)) and len(pair) == 2:
-                d, p = pair
+            if isinstance(pair, (list, tuple)) and len(pair) in (2, 3):
+                d, p = pair[0], pair[1]
                 d = d.isoformat()[:10] if isinstance(d, (date, datetime)) else d
-                p = float(p.to_decimal()) if isinstance(p, Price) else float(p) if isinstance(p, Decimal) else p
-                pairs.append([d, p])
+                point = [d, _plain(p)]
+                if len(pair) == 3:
+                    q = pair[2]
+                    point.append(q.to_json() if isinstance(q, PointQuote) else
+                                 {k: _plain(v) for k, v in q.items() if v is not None} if isinstance(q, Mapping)
+                                 else q)
+                pairs.append(point)
             else:
                 pairs.append(pair)
         obj["history"] = pairs
         if "history_source" not in obj:
             obj["history_source"] = EXPORT_SOURCE_LETTER * len(pairs)
+    if isinstance(obj.get("fee_rate"), Decimal):
+        obj["fee_rate"] = float(obj["fee_rate"])
     try:
         return parse_record(obj)
     except ReplayFormatError as exc:
         error = ReplayFormatError(f"record {index}: {exc}")
         error.field = exc.field
         raise error from exc
+
+
+def _plain(value: object) -> object:
+    """A JSON number for an arena value (``Price``, ``Decimal``); anything else as given, for the parser to judge."""
+    if isinstance(value, Price):
+        return float(value.to_decimal())
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
 
 
 def write_replay(records: Iterable[ReplayRecord | Mapping[str, Any]], path: str | Path) -> int:
@@ -479,11 +584,36 @@ class _Indexed:
     listed_from: datetime
     resolution_visible_from: datetime
     close_at: datetime | None
+    # per point: (bid, ask) as Prices where recorded; () when no point recorded any
+    books: tuple[tuple[Price | None, Price | None], ...] = ()
+    # per point: the index of the last point at or before it that recorded a volume (-1: none yet)
+    volume_from: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, record: ReplayRecord) -> _Indexed:
+        books: tuple[tuple[Price | None, Price | None], ...] = ()
+        volume_from: tuple[int, ...] = ()
+        if record.quotes:
+            books = tuple((Price.of(q.bid) if q and q.bid is not None else None,
+                           Price.of(q.ask) if q and q.ask is not None else None) for q in record.quotes)
+            last, marks = -1, []
+            for i, q in enumerate(record.quotes):
+                if q is not None and (q.volume is not None or q.volume_24h is not None):
+                    last = i
+                marks.append(last)
+            volume_from = tuple(marks)
         return cls(record, tuple(d for d, _ in record.history), tuple(Price.of(p) for _, p in record.history),
-                   record.listed_from, record.resolution_visible_from, record.close_at)
+                   record.listed_from, record.resolution_visible_from, record.close_at, books, volume_from)
+
+    def volumes(self, t: datetime) -> tuple[float | None, float | None]:
+        """(volume, volume_24h) of the last point visible at ``t`` that recorded either; (None, None) if none."""
+        n = self.visible_count(t)
+        i = self.volume_from[n - 1] if self.volume_from and n else -1
+        q = self.record.quote(i) if i >= 0 else None
+        if q is None:
+            return None, None
+        return (float(q.volume) if q.volume is not None else None,
+                float(q.volume_24h) if q.volume_24h is not None else None)
 
     def visible_count(self, t: datetime) -> int:
         """How many history points are visible at ``t`` (those dated before ``t``'s UTC day)."""
@@ -546,10 +676,12 @@ class ReplayVenue:
         else:
             status = MarketStatus.OPEN
         record = x.record
+        volume, volume_24h = x.volumes(t)
         return Market(
             id=record.arena_id, venue=VENUE, question=record.question, kind=MarketKind.BINARY,
             close_time=x.close_at, status=status, description=record.background, url=record.url,
             category=record.platform, group_id=f"{VENUE}:group:{record.group_id}" if record.group_id else "",
+            volume=volume, volume_24h=volume_24h,
         )
 
     def market_at(self, market_id: str, t: datetime) -> Market | None:
@@ -581,15 +713,28 @@ class ReplayVenue:
         return [PricePoint(_day_start(d + ONE_DAY), p) for d, p in zip(x.dates[:n], x.prices[:n])]
 
     def quote_at(self, market_id: str, t: datetime) -> Quote | None:
-        """The last visible YES price at ``t`` (None before the first point is visible)."""
+        """The last visible YES price at ``t``, with the best bid/ask that point recorded (None before the
+        first point is visible)."""
         t = _aware(t)
         x = self._indexed(market_id)
         n = x.visible_count(t)
         if n == 0:
             return None
         at = _day_start(x.dates[n - 1] + ONE_DAY)
+        bid, ask = x.books[n - 1] if x.books else (None, None)
         return Quote(market_id=market_id, prices={YES: x.prices[n - 1]}, observed_at=at, fetched_at=at,
-                     source=VENUE)
+                     bid=bid, ask=ask, source=VENUE)
+
+    def fee_rate(self, market_id: str) -> Decimal:
+        """The market's taker fee rate (0 when the file gives none)."""
+        rate = self._indexed(market_id).record.fee_rate
+        return rate if rate is not None else Decimal(0)
+
+    def extras(self, market_id: str) -> dict[str, str]:
+        """Venue details the store keeps with the market (``MarketRow.extra``): the fee rate where the file
+        gives one, which replay fills at recorded quotes pay; {} otherwise."""
+        rate = self._indexed(market_id).record.fee_rate
+        return {"fee_rate": str(rate)} if rate is not None else {}
 
     def resolution_at(self, market_id: str, t: datetime) -> Resolution | None:
         """The resolution, only once ``t`` is past the market's resolution date; else None."""
@@ -602,6 +747,7 @@ class ReplayVenue:
 
 
 __all__ = [
+    "PointQuote",
     "ReplayFile",
     "ReplayFormatError",
     "ReplayRecord",

@@ -48,14 +48,14 @@ def model_api_path(name: str) -> str:
 
 
 def cohort_json(page: CohortPage, doc: Mapping[str, Any]) -> str:
-    """/api/cohorts/<slug>.json: the cohort's headline board and its forecast sets' headroom as
-    /api/leaderboard.json has them, each agent's skill vs luck (micro-USD) and its ablation pairs — the cohort
+    """/api/cohorts/<slug>.json: the cohort's headline board, its forecast sets' headroom and its leaked questions
+    as /api/leaderboard.json has them, each agent's skill vs luck (micro-USD) and its ablation pairs — the cohort
     page's numbers."""
     name = page.cohort.name
     board = next((c for c in doc["cohorts"] if c["name"] == name), {"status": page.cohort.status, "rows": []})
     return dumps({
         "as_of": doc["as_of"], "rank_by": doc["rank_by"], "cohort": name, "status": board["status"],
-        "rows": board["rows"], "headroom": board.get("headroom"),
+        "rows": board["rows"], "headroom": board.get("headroom"), "leaks": board.get("leaks", []),
         "skill_luck": [{"agent": agent, **{f: getattr(d, f) for f in SKILL_LUCK_FIELDS}, "luck": d.luck}
                        for agent, _, d in page.skill_luck],
         "ablations": [asdict(a) for a in page.ablations],

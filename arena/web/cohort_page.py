@@ -19,7 +19,7 @@ from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.ablation import PairComparison, compare_pairs
 from arena.read.standings import Boards
 from arena.read.statistics import DEFAULT_DRAWS
-from arena.store.tables import CohortRow, DecisionRow
+from arena.store.tables import CohortRow, DecisionRow, MarketRow
 from arena.web.boards import ColumnHelp, AgentScore, column_help, Standings, load_standings, Headline, headline
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
@@ -46,6 +46,38 @@ class CohortPage:
     statistics_href: str = ""
     markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
     headroom: Headroom | None = None  # of its forecast sets (`scoring.headroom`), as the boards computed it
+    leaks: tuple[LeakRow, ...] = ()  # its questions left out of the boards as given away (`scoring.leakage`)
+
+
+@dataclass(frozen=True)
+class LeakRow:
+    """A leaked question as the cohort page lists it: its round, market and question, why (the rule's words) and
+    the market that gave it away, with its question."""
+
+    round: str
+    market_id: str
+    question: str
+    reason: str
+    other_market_id: str
+    other_question: str
+
+
+# the leakage rules (`scoring.leakage.REASONS`) in words
+LEAK_REASONS = {
+    "sibling_resolved_yes": "another member of its exclusive group had resolved YES",
+    "text_of_resolved_market": "its question is the text of a market that had resolved",
+    "duplicate_question": "the same question was asked earlier in the round's set",
+}
+
+
+def _leak_rows(engine: Engine, leaks: Sequence[Any]) -> tuple[LeakRow, ...]:
+    if not leaks:
+        return ()
+    ids = sorted({x.market_id for x in leaks} | {x.other_market_id for x in leaks})
+    with engine.connect() as conn:
+        questions = dict(conn.execute(select(MarketRow.id, MarketRow.question).where(MarketRow.id.in_(ids))).all())  # type: ignore[attr-defined]
+    return tuple(LeakRow(x.round, x.market_id, questions.get(x.market_id, ""), LEAK_REASONS.get(x.reason, x.reason),
+                         x.other_market_id, questions.get(x.other_market_id, "")) for x in leaks)
 
 
 @dataclass(frozen=True)
@@ -125,5 +157,6 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
             ablations=ablation_rows.get(name, ()), statistics_href=page_path("statistics", name),
             markets=markets.get(cid, ()), headroom=boards.headroom.get(name),
+            leaks=_leak_rows(engine, boards.leaks.get(name, ())),
         )
     return out

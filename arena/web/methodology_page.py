@@ -241,6 +241,45 @@ class MethodologyPage:
     inference: tuple[WorkedExample, ...] = ()  # the unit, the tiers, the clustering (`inference_examples`)
     min_tier_markets: int = 10
     tier_resolution: float = 5e-4
+    leakage: WorkedExample | None = None  # the leakage audit's three rules, worked (`leakage_example`)
+
+
+def leakage_example() -> WorkedExample:
+    """The leakage audit's three rules worked through `scoring.leakage.find_leaks` on one round of five
+    questions."""
+    from datetime import datetime, timezone
+
+    from arena.scoring.leakage import Asked, MarketText, ResolutionFact, find_leaks
+
+    t = datetime(2026, 1, 13, 0, 5, tzinfo=timezone.utc)
+    monday, long_ago = datetime(2026, 1, 12, 9, tzinfo=timezone.utc), datetime(2025, 12, 1, tzinfo=timezone.utc)
+    texts = {
+        "pm:alice": ("Will Alice win the club election?", "club"), "pm:bob": ("Will Bob win the club election?", "club"),
+        "pm:snow": ("Will it snow in Paris on 1 January 2026?", ""),
+        "mf:snow": ("Will it snow in Paris on 1 January 2026? (Météo-France)", ""),
+        "pm:rain": ("Will it rain in Rome on 2 January 2026?", ""), "mf:rain": ("will it RAIN in Rome on 2 January 2026", ""),
+        "pm:euro": ("Will the euro close above $1.10 on 30 January?", ""),
+    }
+    markets = {mid: MarketText(mid, q, g, long_ago) for mid, (q, g) in texts.items()}
+    asked = [Asked("w", "2026-01-13", mid, t, i) for i, mid in enumerate(["pm:alice", "pm:snow", "pm:rain",
+                                                                           "mf:rain", "pm:euro"])]
+    facts = [ResolutionFact("pm:bob", 1, monday, "winner", MICRO), ResolutionFact("mf:snow", 1, monday, "winner", 0)]
+    flags = {x.market_id: x for x in find_leaks(asked, markets, facts)}
+    rows = tuple((f"“{texts[a.market_id][0]}” ({a.market_id})",
+                  f"{flags[a.market_id].reason} — {flags[a.market_id].other_market_id}" if a.market_id in flags
+                  else "clean") for a in asked)
+    return WorkedExample(
+        "The leakage audit: three ways a round gives its answer away",
+        "A round on Tuesday 13 January 2026, 00:05 UTC, asks five questions. On Monday Bob's market — Alice's "
+        "sibling in the exclusive group “who wins the club election” — resolved YES, and Manifold's copy of the "
+        "Paris snow question resolved NO; the Rome rain question is listed on both venues and both copies were "
+        "asked.",
+        rows + (("left out of the headline (n_leaked)", str(len(flags))),
+                ("scored on the headline", str(len(asked) - len(flags)))),
+        "Alice cannot win once Bob has; the snow question's answer is already public in its resolved copy; and the "
+        "rain question asked twice would count its outcome twice (the first copy stays). A seat stating those "
+        "answers would score well for reading the round, not for forecasting: the flagged questions are listed on "
+        "the cohort page and in the JSON (leaks) and scored on no board.")
 
 
 BRIER_BANDS = (("0", "Perfect"), ("(0, 0.10]", "Excellent"), ("(0.10, 0.20]", "Good"),
@@ -299,4 +338,4 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
                            stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
-                           TIER_RESOLUTION)
+                           TIER_RESOLUTION, leakage_example())

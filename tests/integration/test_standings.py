@@ -94,7 +94,7 @@ def test_leaderboard_formats_and_rank_keys(demo_db, capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"as_of", "rank_by", "cohorts", "overall"} and data["rank_by"] == "forecast_brier"
     for c in data["cohorts"]:
-        assert set(c) == {"name", "status", "rows", "headroom"}
+        assert set(c) == {"name", "status", "rows", "headroom", "leaks"} and c["leaks"] == []  # the demo leaks nothing
         room = c["headroom"]  # the demo's forecast sets (band-v1): every cohort asked some questions
         assert {"market_brier", "half_brier", "in_band_share", "min_detectable_difference"} <= set(room)
         assert room["n_questions"] > 0 and 0 <= room["in_band_share"] <= 1 and room["min_detectable_difference"] > 0
