@@ -606,9 +606,11 @@ def _replay_run(args: argparse.Namespace) -> int:
     only = ("sync", "cohort_start", "decision_round", "mark", "settle")
     with Progress((until.date() - start.date()).days + 1, "arena replay run", unit="day") as bar:
         run = run_simulated(rt, clock, start, until, schedule=replay_schedule(config.schedule.overrides()), only=only,
-                            on_day=lambda day, r: bar.update(1, f"{day:%Y-%m-%d}, {r.runs.total()} job runs"))
+                            on_day=lambda day, r: bar.update(1, f"{day:%Y-%m-%d}, {r.runs.total()} job runs"),
+                            every_tick=args.every_tick)
     print(f"{run.days} simulated days; job runs: "
-          + ", ".join(f"{job} {status} {n}" for (job, status), n in sorted(run.runs.items())))
+          + ", ".join(f"{job} {status} {n}" for (job, status), n in sorted(run.runs.items()))
+          + (f"; ticks with nothing to do, not fired: {run.idle_ticks}" if run.idle_ticks else ""))
     if run.failures:
         print(f"{len(run.failures)} failed job runs (retried by the next tick of the same period), first: "
               f"{run.failures[0]}", file=sys.stderr)
@@ -876,6 +878,8 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("--site", default=None, type=path_arg, help="render the static site here (once per simulated day)")
     rr.add_argument("--baselines-only", action="store_true", help="leave the LLM agents out (no keys needed)")
     rr.add_argument("--force", action="store_true", help="with --db: continue on a database that holds an arena")
+    rr.add_argument("--every-tick", action="store_true", help="fire every tick, also the settle and decision-round "
+                    "ticks that can only find nothing (the same facts, slower: checks the event-driven run)")
     rr.set_defaults(func=_replay_run)
 
     from arena.cli_web import configure_render_parser, configure_serve_parser

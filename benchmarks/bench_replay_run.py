@@ -1,4 +1,5 @@
-"""Benchmark: `arena replay run` over the recorded markets against `arena demo --replay` on the same file.
+"""Benchmark: `arena replay run` over the recorded markets against `arena demo --replay` on the same file, and
+the event-driven run (settle ticks that can only find nothing are not fired) against `--every-tick`.
 
 `replay run` fires the scheduler's own job table on a simulated clock (sync daily at 00:00 — the replay's
 granularity —, cohort start and decision round on Sundays, mark daily, settle hourly, with a claimed job run
@@ -48,6 +49,8 @@ def main() -> None:
         run_url, demo_url = f"sqlite:///{tmp}/run.sqlite", f"sqlite:///{tmp}/demo.sqlite"
         run_s, run_out = timed(["replay", "run", args.replay, "--from", args.start, "--until", args.until,
                                 "--baselines-only", "--db", run_url])
+        tick_s, tick_out = timed(["replay", "run", args.replay, "--from", args.start, "--until", args.until,
+                                  "--baselines-only", "--db", f"sqlite:///{tmp}/tick.sqlite", "--every-tick"])
         demo_s, demo_out = timed(["demo", "--replay", args.replay, "--start", args.start, "--db", demo_url])
         run_days = int(re.search(r"(\d+) simulated days", run_out).group(1))  # type: ignore[union-attr]
         demo_days = int(re.search(r"(\d+) simulated days", demo_out).group(1))  # type: ignore[union-attr]
@@ -66,6 +69,11 @@ def main() -> None:
     print(f"  job runs: {dict(sorted(runs.items()))}")
     print(f"  cohorts {cohorts} ({completed} completed), decisions {decisions}, settlement fills {settles}, "
           f"mark times {marks}")
+    idle = re.search(r"not fired: (\d+)", run_out)
+    print(f"  ticks not fired (nothing to do): {idle.group(1) if idle else 0}")
+    print(f"the same with --every-tick: {tick_s:.1f} s wall ({tick_s / run_days:.3f} s/day); "
+          f"event-driven / every tick: {run_s / tick_s:.2f}x; a simulated year at the event-driven rate: "
+          f"{run_s / run_days * 365:.0f} s")
     print(f"arena demo --replay --start {args.start}: {demo_s:.1f} s wall, {demo_days} simulated days "
           f"({demo_s / demo_days:.3f} s/day)")
     print(f"ratio replay run / demo: {run_s / demo_s:.2f}x wall, {(run_s / run_days) / (demo_s / demo_days):.2f}x "

@@ -5,6 +5,7 @@ nothing is left to come back for). Polymarket orders walk the CLOB book fetched 
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 
 from arena.clock import SystemClock
 from arena.config import default_config
@@ -30,6 +31,11 @@ def book_source(rt: Runtime) -> BookSource | None:
     return lambda token_id: client_for(rt, "polymarket").book(token_id)  # the client is built on first use
 
 
+def period_of(now: datetime) -> str:
+    """The run's period: the week (its Sunday) — one round per week, the later ticks coming back to it."""
+    return week_start(now).date().isoformat()
+
+
 def run() -> JobOutcome:
     rt = current()
     now = rt.clock.now()
@@ -42,7 +48,7 @@ def run() -> JobOutcome:
         counts["pending"] = pending(rounds, RetryPolicy.of(config, now), now)
         return counts
 
-    period = week_start(now).date().isoformat()
+    period = period_of(now)
     if round_needs_work(rt.engine, now, config, rt.lease()):  # e.g. a killed `arena round` left a claim behind
         reopen(rt.engine, NAME, period)
     return run_once(rt.engine, NAME, period, rt.clock, body, lease=rt.lease(),

@@ -7,6 +7,15 @@ instead (`arena.jobs.scheduler.job_specs`: the same ids, triggers, job functions
 triggers' public `get_next_fire_time`: the runtime's clock is set to each fire time in order (ties in job-table
 order, so a sync at Sunday 00:00 comes before that minute's cohort start) and the job is called through the
 same `run_once` claim as under `arena scheduler`. Nothing is ever missed, so nothing is coalesced.
+
+Event-driven ticks: the settle job acts only on facts other jobs write (resolutions, fills) and on a cohort's
+decision window ending, and its run does all there is to do at once. So once a settle run has found nothing to
+do, its following ticks are not fired until another job has run (any run that was not skipped) or an open
+cohort's window ends — a tick in between would find nothing either. Likewise the hourly decision round comes back
+within its week only for stranded claims and failed decisions: once the week's run is done (ok) and no cohort
+has started since, its later ticks in that week are not fired (a simulated run owns its store: no other runner
+leaves claims behind). The facts written are the same as firing every tick (`every_tick=True`, which the tests
+compare with), minus the empty settle job runs; the run's cost grows with what happens, not with the hours.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ class SimulatedRun:
     """What a simulated run fired: runs by (job, status), renders, simulated days and the last job outcomes."""
 
     runs: Counter = field(default_factory=Counter)
+    idle_ticks: int = 0  # ticks not fired: a settle with nothing to settle, a decision round of a week done
     renders: int = 0
     days: int = 0
     failures: list[str] = field(default_factory=list)  # "job [period]: error" of failed runs
@@ -49,11 +59,16 @@ def first_fire(spec: JobSpec, start: datetime) -> datetime | None:
 def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: datetime, *,
                   schedule: dict[str, Any] | None = None, only: Iterable[str] | None = None,
                   on_fire: Callable[[str, datetime, Any], None] | None = None,
-                  on_day: Callable[[datetime, SimulatedRun], None] | None = None) -> SimulatedRun:
+                  on_day: Callable[[datetime, SimulatedRun], None] | None = None,
+                  every_tick: bool = False) -> SimulatedRun:
     """Fire every job of the table whose fire time t satisfies start <= t <= until, in time order, with
     `clock` set to t (the runtime must read that clock). After the jobs that change what the site shows, the
     site is rendered once per simulated day (and once at the end) when the runtime has a site directory —
-    the same render the scheduler runs after each such job, coalesced because nobody looks in between."""
+    the same render the scheduler runs after each such job, coalesced because nobody looks in between.
+    Ticks that could only find nothing are not fired unless `every_tick` (see the module docstring)."""
+    from arena.jobs.decision_round import period_of
+    from arena.usecases.settle import next_window_end
+
     if runtime.clock is not clock:
         raise ValueError("the runtime must read the simulated clock")
     wanted = set(only) if only is not None else None
@@ -68,6 +83,9 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
     funcs = {s.id: ref_to_obj(s.func) for s in specs}
     day = start.date()
     render_due: tuple[str, datetime] | None = None
+    settle_idle = False  # the last settle run found nothing and no other job has run since
+    window_due: datetime | None = None  # the next decision-window end of an open cohort, when settle is idle
+    round_done: str | None = None  # the week whose decision round is done, while no cohort has started since
 
     def render(after: str, at: datetime) -> None:
         from arena.jobs import render as render_job
@@ -86,8 +104,23 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
             if on_day is not None:
                 on_day(datetime.combine(day, datetime.min.time(), tzinfo=t.tzinfo), report)
             day = t.date()
+        idle = (settle_idle and (window_due is None or t < window_due) if spec.id == "settle"
+                else round_done == period_of(t) if spec.id == "decision_round" else False)
+        if idle and not every_tick:
+            report.idle_ticks += 1
+            _push_next(heap, spec, order, t)
+            continue
         clock.set(t)
         outcome = funcs[spec.id]()
+        if spec.id == "settle":
+            settle_idle = outcome.status == "ok" and not any(outcome.counts.get(k) for k in SETTLE_WORK)
+            window_due = next_window_end(runtime.engine, t) if settle_idle else None
+        elif outcome.status != "skipped":
+            settle_idle = False
+        if spec.id == "decision_round":
+            round_done = outcome.period_key if outcome.status in ("ok", "skipped") else None
+        elif spec.id == "cohort_start" and outcome.status == "ok":
+            round_done = None
         report.runs[(spec.id, outcome.status)] += 1
         report.last[spec.id] = outcome
         if outcome.status == "failed":
@@ -96,9 +129,7 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
             render_due = (spec.id, t)
         if on_fire is not None:
             on_fire(spec.id, t, outcome)
-        nxt = spec.trigger.get_next_fire_time(t, t)
-        if nxt is not None:
-            heapq.heappush(heap, (nxt, order, spec))
+        _push_next(heap, spec, order, t)
     if render_due is not None and runtime.site_dir is not None:
         render(*render_due)
     clock.set(until)
@@ -106,6 +137,15 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
     if on_day is not None:
         on_day(datetime.combine(day, datetime.min.time(), tzinfo=until.tzinfo), report)
     return report
+
+
+SETTLE_WORK = ("settled", "refunded", "reversed", "completed_cohorts")  # a settle run's counts of work done
+
+
+def _push_next(heap: list[tuple[datetime, int, JobSpec]], spec: JobSpec, order: int, t: datetime) -> None:
+    nxt = spec.trigger.get_next_fire_time(t, t)
+    if nxt is not None:
+        heapq.heappush(heap, (nxt, order, spec))
 
 
 REPLAY_SYNC = "0 0 * * *"  # a replay file has one price per day, visible from 00:00 UTC

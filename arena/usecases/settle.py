@@ -103,6 +103,18 @@ def _position(s, agent_id: int, market_id: str, outcome: str, pending: list[Fill
     return Position(market_id, outcome, shares, Money(cost))
 
 
+def window_end(cohort: CohortRow) -> datetime:
+    """When the cohort's decision window is over (from then on it completes once no position is open)."""
+    return utc(cohort.period_start) + timedelta(weeks=cohort_rules(cohort).decision_weeks)
+
+
+def next_window_end(engine: Engine, after: datetime) -> datetime | None:
+    """The first decision-window end after `after` among open cohorts (None: none is to come)."""
+    with session_scope(engine) as s:
+        ends = [window_end(c) for c in s.scalars(select(CohortRow).where(CohortRow.status == "open"))]
+    return min((e for e in ends if e > after), default=None)
+
+
 def complete_cohorts(engine: Engine, now: datetime) -> list[str]:
     """Complete open cohorts whose decision window is over and that hold no open position; each gets a final
     snapshot written after its last settlement."""
@@ -111,9 +123,7 @@ def complete_cohorts(engine: Engine, now: datetime) -> list[str]:
         candidates = list(s.scalars(select(CohortRow).where(CohortRow.status == "open")))
         ready = []
         for c in candidates:
-            rules = cohort_rules(c)
-            window_end = utc(c.period_start) + timedelta(weeks=rules.decision_weeks)
-            if now >= window_end and open_position_count(s, c.id) == 0:  # type: ignore[arg-type]
+            if now >= window_end(c) and open_position_count(s, c.id) == 0:  # type: ignore[arg-type]
                 ready.append(c.id)
     for cid in ready:
         mark_to_market(engine, now, [cid], final=True)  # type: ignore[list-item]

@@ -133,3 +133,34 @@ def site_bytes(url: str, as_of: str, out) -> dict[str, bytes]:  # type: ignore[n
     assert "index.html" in files and any(f.startswith("markets/") for f in files)
     return {k: v for k, v in files.items() if k not in RUN_SPECIFIC}
 
+
+
+def test_event_driven_settling_writes_the_same_facts_as_firing_every_tick(shared_dir, tmp_path, new_url, capsys):
+    """On the default hourly schedules: settle and decision-round ticks that could only find nothing are not fired; every
+    table (but the record of job runs) and the board equal those of the run that fires every tick."""
+    from table_facts import table_facts
+
+    replay = shared_dir / "data" / "replay" / "replay_markets.jsonl"
+    config = tmp_path / "arena.toml"
+    config.write_text("[cohort]\ndecision_weeks = 1\nhorizon_days = 14\n")
+    urls, lines = [], []
+    for extra in ([], ["--every-tick"]):
+        url = new_url()
+        capsys.readouterr()
+        assert main(["replay", "run", str(replay), "--from", "2025-11-02", "--until", "2025-11-24", "--baselines-only",
+                     "--config", str(config), "--db", url, *extra]) == 0
+        lines.append(capsys.readouterr().out)
+        urls.append(url)
+    event, every = (table_facts(u, skip={"job_runs", "sync_runs"}) for u in urls)
+    assert event["fills"] and any(f for f in event["fills"] if "settle" in str(f))  # settlements happened
+    assert event == every
+    assert board(urls[0], "2025-11-24", capsys) == board(urls[1], "2025-11-24", capsys)
+    idle = int(lines[0].split("not fired: ")[1].split()[0])
+    assert idle > 600 and "not fired" not in lines[1]  # most of the 2 × 23 × 24 hourly ticks were not fired
+    work = ("settled", "refunded", "reversed", "completed_cohorts")
+    settles = []
+    for url in urls:
+        with Session(make_engine(url)) as s:
+            runs = s.scalars(select(JobRunRow).where(JobRunRow.job == "settle")).all()
+            settles.append((len(runs), sorted(r.period_key for r in runs if any(r.counts.get(k) for k in work))))
+    assert settles[0][0] < settles[1][0] and settles[0][1] == settles[1][1]  # the settle runs that did work: the same
