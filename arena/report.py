@@ -261,7 +261,7 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
 
 
 def leak_line(leaks: Any) -> str:
-    """"; N leaked questions left out (…)" of a cohort (`scoring.leakage`), "" when none was flagged."""
+    """"; N leaked questions left out (…)" of a cohort (`domain.leakage`), "" when none was flagged."""
     if not leaks:
         return ""
     reasons: dict[str, int] = {}

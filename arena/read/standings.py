@@ -9,7 +9,7 @@ would have shown.
 Tracks: every agent row carries its lineup `track` — "model" (answers from the prompt alone) or "agent" (may call
 tools) — and `standings(..., track=...)` ranks one track alone (the references stay on every board).
 
-Leakage: questions whose answer the round's own facts gave away (`scoring.leakage`) are left out of every board
+Leakage: questions whose answer the round's own facts gave away (`domain.leakage`) are left out of every board
 (`store.frames.forecast_set_frame`); each row counts the ones its seat was asked (`n_leaked`; a reference row: the
 cohort's), and each cohort lists them (`Boards.leaks`, the JSON's `leaks`).
 
@@ -44,7 +44,7 @@ from arena.cache.frame_cache import cohort_frames
 from arena.read.headroom import cohort_headroom
 from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
-from arena.scoring.leakage import Leak
+from arena.domain.leakage import Leak
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow
 
@@ -87,7 +87,7 @@ class Boards:
     track: str | None = None  # the one track ranked ("model" or "agent"); None: every seat
     # cohort name → the headroom of its forecast sets (`scoring.headroom`), from every seat whatever `track` says
     headroom: Mapping[str, Headroom] = field(default_factory=dict)
-    # cohort name → its leaked questions asked of any seat (`scoring.leakage.Leak`), by round and market
+    # cohort name → its leaked questions asked of any seat (`domain.leakage.Leak`), by round and market
     leaks: Mapping[str, tuple[Leak, ...]] = field(default_factory=dict)
 
 
@@ -301,7 +301,7 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     (its unit of evidence; on the overall board its (cohort, market) observations), `n_forecasts` the resolved
     market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
     in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
-    sd_basis; its "leaks" (`scoring.leakage`) list the questions left out of its boards as given away, each
+    sd_basis; its "leaks" (`domain.leakage`) list the questions left out of its boards as given away, each
     {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked."""
     return {
         "as_of": boards.as_of.isoformat(),

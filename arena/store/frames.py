@@ -27,7 +27,7 @@ from sqlmodel import Session
 from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.money import MICRO
-from arena.scoring.leakage import Asked, MarketText, ResolutionFact, find_leaks
+from arena.domain.leakage import Asked, MarketText, ResolutionFact, find_leaks
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastQuestionRow, ForecastRow, MarketRow,
                                 PriceSnapshotRow, ResolutionRow)
 
@@ -403,7 +403,7 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
 
     Leaked questions (`question_leaks`: the round's own facts gave the answer away) are left out — the headline
     and every score on the forecast set are computed without them — unless `leaked`: then every row is kept, with
-    `leak_reason` (`scoring.leakage.REASONS`, "" for a clean question) and `leak_other` (the market that gave it
+    `leak_reason` (`domain.leakage.REASONS`, "" for a clean question) and `leak_other` (the market that gave it
     away, "") columns, for a caller that counts them (`cache.frame_cache`).
 
     Rows come in a fixed order — cohort id, round, market, agent (then replicate) — whatever order the seats'
@@ -457,7 +457,7 @@ _NO_LEAKS = pd.DataFrame({"cohort_id": pd.Series([], dtype="int64"), "round": pd
 
 
 def question_leaks(session: Session, cohort_ids: Sequence[int], as_of: datetime | None = None) -> pd.DataFrame:
-    """The cohorts' leaked forecast-set questions (`scoring.leakage`): cohort_id, round, market_id, reason,
+    """The cohorts' leaked forecast-set questions (`domain.leakage`): cohort_id, round, market_id, reason,
     other_market_id — one row per flagged (round, market), in cohort, round and set order. Reads the stored sets
     (with `as_of`, of rounds decided by then), every market they ask, the other members of their exclusive groups,
     the questions of the markets that resolved, and the resolutions recorded (by `as_of`)."""

@@ -46,7 +46,7 @@ class CohortPage:
     statistics_href: str = ""
     markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
     headroom: Headroom | None = None  # of its forecast sets (`scoring.headroom`), as the boards computed it
-    leaks: tuple[LeakRow, ...] = ()  # its questions left out of the boards as given away (`scoring.leakage`)
+    leaks: tuple[LeakRow, ...] = ()  # its questions left out of the boards as given away (`domain.leakage`)
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class LeakRow:
     other_question: str
 
 
-# the leakage rules (`scoring.leakage.REASONS`) in words
+# the leakage rules (`domain.leakage.REASONS`) in words
 LEAK_REASONS = {
     "sibling_resolved_yes": "another member of its exclusive group had resolved YES",
     "text_of_resolved_market": "its question is the text of a market that had resolved",

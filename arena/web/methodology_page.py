@@ -245,11 +245,11 @@ class MethodologyPage:
 
 
 def leakage_example() -> WorkedExample:
-    """The leakage audit's three rules worked through `scoring.leakage.find_leaks` on one round of five
+    """The leakage audit's three rules worked through `domain.leakage.find_leaks` on one round of five
     questions."""
     from datetime import datetime, timezone
 
-    from arena.scoring.leakage import Asked, MarketText, ResolutionFact, find_leaks
+    from arena.domain.leakage import Asked, MarketText, ResolutionFact, find_leaks
 
     t = datetime(2026, 1, 13, 0, 5, tzinfo=timezone.utc)
     monday, long_ago = datetime(2026, 1, 12, 9, tzinfo=timezone.utc), datetime(2025, 12, 1, tzinfo=timezone.utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from arena.scoring.leakage import (DUPLICATE_QUESTION, SIBLING_RESOLVED_YES, TEXT_OF_RESOLVED_MARKET, Asked, Leak,
+from arena.domain.leakage import (DUPLICATE_QUESTION, SIBLING_RESOLVED_YES, TEXT_OF_RESOLVED_MARKET, Asked, Leak,
                                    MarketText, ResolutionFact, find_leaks, normalise)
 
 T = datetime(2026, 1, 11, 0, 5, tzinfo=timezone.utc)
