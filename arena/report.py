@@ -78,6 +78,15 @@ def _coverage(rec: dict[str, Any], key: str) -> str:
     return f"{int(answered)}/{int(asked)}"
 
 
+def _decision_value(rec: dict[str, Any], key: str) -> str:
+    value, lo, hi = rec.get("decision_value"), rec.get("decision_value_lo"), rec.get("decision_value_hi")
+    if _missing(value):
+        return "—"
+    if any(_missing(x) for x in (lo, hi)):
+        return f"{value:+.2%}"
+    return f"{value:+.2%} [{lo:+.2%}, {hi:+.2%}]"
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # the board column it shows (the first one it needs)
@@ -109,6 +118,10 @@ PRIORITY: tuple[Column, ...] = (
     Column("spherical_score", "sph", _fmt("{:.3f}")),
     Column("brier_adjusted", "adj-Brier", _fmt("{:.3f}")),
     Column("irt_skill", "IRT", _fmt("{:+.2f}")),
+    Column("decision_value", "DV [95% CI]", _decision_value),
+    Column("pnl_at_bid", "P/L@bid $", _fmt("{:+,.2f}")),
+    Column("sharpe", "Sharpe", _fmt("{:+.2f}")),
+    Column("max_drawdown", "maxDD", _fmt("{:.1%}")),
     Column("implied_brier", "S001 Brier", _fmt("{:.3f}")),
     Column("implied_brier_band", "S001 band", _fmt("{}")),
     Column("bss_vs_0_25", "S001 BSS.25", _fmt("{:+.2f}")),
@@ -152,6 +165,14 @@ LEGEND_ENTRIES: dict[str, str] = {
     "adj-Brier": "difficulty-adjusted Brier (two-way fixed effects, question + forecaster; the Brier on the "
     "average question, lower is better); fitted over every row at once, no tier.",
     "IRT": "Rasch-type skill from 1 - Brier (logits on the average question, higher is better); no tier.",
+    "DV [95% CI]": "decision value: mean return per question of quarter-Kelly bets (capped at the arena's "
+    "max bet) on the stated forecasts at the prices seen, settled at resolution, as a share of the bankroll; an "
+    "unanswered question does not bet; 95% CI resamples markets; comparable whatever the agent's own bets.",
+    "P/L@bid $": "P/L with open positions marked at the bid (what selling them would fetch); '—' where a held "
+    "position has no recorded bid.",
+    "Sharpe": "mean / sd of the daily returns of the marked equity (per day, not annualised; '—' below 5 daily "
+    "returns).",
+    "maxDD": "maximum drawdown: the largest fall of the daily marked equity from a running peak (lower is better).",
     "S001 Brier": "seed 001's metric, kept as defined: Brier of the P(YES) implied by bet size (bet / max bet).",
     "S001 band": "seed 001's verbal band of that Brier.",
     "S001 BSS.25": "seed 001's skill of that Brier against 0.25.",

@@ -70,6 +70,39 @@ def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFra
     return df.drop(columns=["side"])
 
 
+def bid_side_prices(quotes: pd.DataFrame) -> pd.DataFrame:
+    """What selling each side a position can hold would fetch (market_id, outcome, price_ppm): YES at the YES
+    snapshot's bid, NO at 1 − its ask (selling NO is buying YES back at the ask). Only YES snapshots record a bid
+    and an ask, so a side without one (a named outcome, a quote without a book) has no row here."""
+    yes = quotes[quotes["outcome"] == YES]
+    bid = pd.to_numeric(yes["bid_ppm"], errors="coerce")
+    ask = pd.to_numeric(yes["ask_ppm"], errors="coerce")
+    sides = [pd.DataFrame({"market_id": yes["market_id"][bid.notna()].to_numpy(), "outcome": YES,
+                           "price_ppm": bid[bid.notna()].astype("int64").to_numpy()}),
+             pd.DataFrame({"market_id": yes["market_id"][ask.notna()].to_numpy(), "outcome": NO,
+                           "price_ppm": complement_ppm(ask[ask.notna()].astype("int64").to_numpy())})]
+    return pd.concat(sides, ignore_index=True).astype({"price_ppm": "int64"})
+
+
+def bid_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
+               point_in_time: bool = False) -> pd.Series:
+    """Per agent with open positions (index agent_id): its positions marked at the bid (`bid_side_prices`, the
+    latest snapshot fetched by `as_of`) in micro-USD, floor(shares × bid) as `domain.valuation.value_micros`;
+    NaN when any of its positions has no recorded bid (its liquidation value is then unknown, not guessed)."""
+    positions = position_frame(session, cohort_ids, as_of if point_in_time else None)
+    if positions.empty:
+        return pd.Series(dtype=float, name="value_at_bid")
+    quotes = price_frame(session, as_of, positions["market_id"].unique().tolist(), quotes=True)
+    side = bid_side_prices(quotes).rename(columns={"price_ppm": "bid"})
+    df = positions.merge(side, on=["market_id", "outcome"], how="left")
+    has = df["bid"].notna().to_numpy()
+    value = value_micros(df["shares"].to_numpy(dtype=np.int64), df["bid"].fillna(0).astype("int64").to_numpy())
+    df["value"] = np.where(has, value, 0).astype("int64")
+    df["missing"] = (~has).astype("int64")
+    per = df.groupby("agent_id").agg(value=("value", "sum"), missing=("missing", "sum"))
+    return per["value"].astype(float).where(per["missing"] == 0).rename("value_at_bid")
+
+
 WORK_MEM = "256MB"
 # The fold streams the covering index ix_fill_position_fold in (cohort, agent, market, outcome) order into a
 # sorted GroupAggregate: no hash table of 10⁶ text-keyed groups to build or spill (the planner, misjudging the
