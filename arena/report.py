@@ -293,6 +293,25 @@ def leak_line(leaks: Any) -> str:
             + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + "; listed in the JSON's leaks)")
 
 
+RISK_SHOWN = ("rank_label", "same_as", "provisional", "decision_value", "decision_value_lo", "decision_value_hi", "pnl",
+              "pnl_at_bid", "sharpe", "max_drawdown")
+
+
+def risk_report(boards: Any, *, width: int | None = None) -> Report:
+    """The overall board's decision value and risk columns alone, in the board's order (what `arena demo` prints
+    under the boards, so the columns `--wide` would show far right are seen)."""
+    width = terminal_width() if width is None else width
+    if not len(boards.overall):
+        return Report("", 0, ())
+    df = shown_board(boards.overall, boards.rank_by, "model")
+    df = df[["model", *(c for c in RISK_SHOWN if c in df.columns)]]
+    text, hidden = table(df, "model", width, False, boards.rank_by)
+    head = text.splitlines()[0] if text else ""
+    headers = tuple(c.header for c, _ in _columns(df, "model") if c.header in head)
+    title = "== decision value and risk (per model, in the board's order) =="
+    return Report(_wrap(title, width) + "\n" + text, hidden, headers)
+
+
 def headroom_line(room: Any) -> str:
     """"; headroom: …" of a cohort's forecast sets (`scoring.headroom`), "" when none was asked."""
     if room is None or not room.n_questions:
@@ -329,4 +348,4 @@ def hint(report: Report, width: int | None = None) -> str:
 
 
 __all__ = ["DEFAULT_WIDTH", "LEGEND", "LEGEND_ENTRIES", "PRIORITY", "Report", "boards_report", "hint", "legend",
-           "render_boards", "table", "terminal_width"]
+           "render_boards", "risk_report", "table", "terminal_width"]
