@@ -5,6 +5,7 @@ nothing here calls a model or trusts a stored score."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,10 +61,10 @@ def _risk(session: Session, as_of: datetime, cash: pd.DataFrame) -> list[EquityR
          .where(PortfolioSnapshotRow.cohort_id.in_(sorted(set(int(c) for c in cash["cohort_id"]))),  # type: ignore[attr-defined]
                 PortfolioSnapshotRow.as_of <= as_of)
          .order_by(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.id))
-    marks: dict[int, tuple[list[datetime], list[int]]] = {}
+    marks: dict[int, tuple[list[Any], list[int]]] = {}  # agent id → (UTC day of each mark, its equity), in time order
     for aid, t, v in session.connection().execute(q).all() if len(cash) else []:
-        times, values = marks.setdefault(int(aid), ([], []))
-        times.append(utc(t))
+        days, values = marks.setdefault(int(aid), ([], []))
+        days.append(utc(t).date())
         values.append(int(v))
     return [equity_risk(daily_equity(*marks.get(int(aid), ([], [])), int(start)))
             for aid, start in zip(cash["agent_id"], cash["start"])]

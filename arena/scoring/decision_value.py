@@ -35,13 +35,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.domain.sizing import CohortRules
 from arena.scoring.evidence import market_rows
 from arena.scoring.registry import register
 from arena.scoring.stats import DEFAULT_LEVEL, DEFAULT_N_BOOT, cluster_bootstrap, paired_bootstrap
 
 KELLY_FRACTION = 0.25  # quarter-Kelly
-MAX_BET_FRACTION = float(CohortRules().max_bet_fraction)  # the arena's cap on one bet, as a share of the cash
+# the arena's cap on one bet as a share of the cash: CohortRules.max_bet_fraction's default (`domain.sizing`, which
+# scoring does not import; a test holds the two equal)
+MAX_BET_FRACTION = 0.25
 RETURN = "decision_return"  # the per-row column `with_decision_returns` adds
 FIELDS = ("decision_value", "decision_value_lo", "decision_value_hi")
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -47,17 +46,13 @@ class EquityRisk:
     note: str | None = None
 
 
-def daily_equity(times: Sequence[datetime], values_micros: Sequence[int], start_micros: int) -> np.ndarray:
-    """The equity path (int64 micro-USD): `start_micros`, then the last of `values_micros` on each UTC day of
-    `times` (aware datetimes), in day order. Within a day the later time wins (ties: the later in input order)."""
-    last: dict[Any, tuple[datetime, int, int]] = {}
-    for i, (t, v) in enumerate(zip(times, values_micros)):
-        day = t.astimezone(timezone.utc).date()
-        held = last.get(day)
-        if held is None or (t, i) >= (held[0], held[1]):
-            last[day] = (t, i, int(v))
-    path = [int(start_micros)] + [last[d][2] for d in sorted(last)]
-    return np.asarray(path, dtype=np.int64)
+def daily_equity(days: Sequence[Any], values_micros: Sequence[int], start_micros: int) -> np.ndarray:
+    """The equity path (int64 micro-USD): `start_micros`, then the last of `values_micros` on each of `days` (the
+    UTC calendar day of each mark — any sortable key, e.g. a `date` — with the marks in time order), in day order."""
+    last: dict[Any, int] = {}
+    for day, v in zip(days, values_micros):
+        last[day] = int(v)  # a later mark of the same day replaces an earlier one
+    return np.asarray([int(start_micros)] + [last[d] for d in sorted(last)], dtype=np.int64)
 
 
 def daily_returns(equity: Any) -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.domain.sizing import CohortRules
 from arena.scoring.board import cohort_board
 from arena.scoring.decision_value import (MAX_BET_FRACTION, cohort_decision_values, decision_returns, kelly_stake,
                                           pooled_decision_values, with_decision_returns)
@@ -24,7 +25,7 @@ def test_quarter_kelly_on_the_binary_contract_by_hand():
 
 
 def test_the_cap_is_the_arenas_and_binds_when_the_fraction_is_larger():
-    assert MAX_BET_FRACTION == 0.25  # CohortRules().max_bet_fraction
+    assert MAX_BET_FRACTION == float(CohortRules().max_bet_fraction)
     stake, _ = kelly_stake([0.99], [0.1], fraction=1.0)  # full Kelly f* = 0.989 → capped at 0.25
     assert stake[0] == pytest.approx(0.25)
 

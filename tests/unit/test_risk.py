@@ -1,7 +1,7 @@
 """Risk from the daily marks (`scoring.risk`): a known equity path's maximum drawdown and Sharpe ratio by hand,
 the daily path from snapshots, and None with a reason where too few days were marked."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import date
 
 import numpy as np
 import pytest
@@ -42,11 +42,10 @@ def test_too_few_days_give_none_with_a_reason():
     assert "fewer than" in risk.note
 
 
-def test_daily_equity_keeps_the_last_mark_of_each_utc_day_after_the_start():
-    t0 = datetime(2026, 1, 4, 23, tzinfo=timezone.utc)
-    times = [t0, t0 + timedelta(hours=2), t0 + timedelta(hours=1), t0 + timedelta(days=2)]
-    path = daily_equity(times, [11, 13, 12, 9], 10)
-    # day 1: 11 (23:00); day 2: 13 (01:00) beats 12 (00:00) as the later mark; day 4: 9
+def test_daily_equity_keeps_the_last_mark_of_each_day_after_the_start():
+    d = [date(2026, 1, 4), date(2026, 1, 5), date(2026, 1, 5), date(2026, 1, 7)]
+    path = daily_equity(d, [11, 12, 13, 9], 10)
+    # day 1: 11; day 2: 13, its later mark; day 4: 9 (a day without a mark is no point)
     assert path.tolist() == [10, 11, 13, 9] and path.dtype == np.int64
 
 
