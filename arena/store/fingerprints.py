@@ -14,7 +14,7 @@ Every one of those tables only grows (fills, forecasts, resolutions and snapshot
 and cohorts are created once), except that compaction deletes old snapshots of settled markets and a
 decision's row is updated while it runs. So each set is summarised by (count, max id, sum of ids) of its rows:
 an appended row moves the max id, a row crossing the T filter moves the count and the sum, a deleted one moves
-the count. `cohort_marks` gives the first four per cohort in one statement each; `market_marks` the last two
+the count. `cohort_marks` gives the first five per cohort in one statement each; `market_marks` the last two
 per market (`MarketMarks`), for a cohort's reader to fold over the markets it recorded
 (`services.frame_cache`).
 
