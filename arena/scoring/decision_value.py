@@ -11,8 +11,8 @@ the YES payout at resolution (1 or 0; a probabilistic resolution's fraction):
   that pays 1 and costs its price). With the defaults the cap never binds (f* ≤ 1, so s ≤ 0.25); it is kept so
   a smaller cap or a larger fraction stays faithful to the arena's rules;
 - settled at resolution: the return on the bankroll is s · (o / p − 1) for YES, s · ((1 − o) / (1 − p) − 1) for
-  NO. Unresolved and void questions are not counted yet (NaN); a question without a price strictly inside
-  (0, 1) is not bettable and not counted.
+  NO. Unresolved and void questions are not counted yet (NaN); a question without a price at least one ppm
+  inside (0, 1) (the arena's price resolution) is not bettable and not counted.
 
 An **imputed row does not bet** (return 0 on the question, counted): the 0.5 a seat is scored with on a question
 it left out is the arena's stand-in, not the seat's view, and 0.5 against the price would give it an edge (or a
@@ -43,6 +43,7 @@ KELLY_FRACTION = 0.25  # quarter-Kelly
 # the arena's cap on one bet as a share of the cash: CohortRules.max_bet_fraction's default (`domain.sizing`, which
 # scoring does not import; a test holds the two equal)
 MAX_BET_FRACTION = 0.25
+PRICE_TICK = 1e-6  # the arena's price resolution (1 ppm): a price within it of 0 or 1 is not bettable
 RETURN = "decision_return"  # the per-row column `with_decision_returns` adds
 FIELDS = ("decision_value", "decision_value_lo", "decision_value_hi")
 
@@ -56,10 +57,11 @@ DECISION_VALUE = register(
 def kelly_stake(q: Any, p: Any, *, fraction: float = KELLY_FRACTION, cap: float = MAX_BET_FRACTION
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(stake, buys_yes): the rule's stake as a fraction of the bankroll (0 where it does not bet; NaN where p is
-    not strictly inside (0, 1) or q is unknown) and whether it buys YES, for stated P(YES) `q` at YES price `p`."""
+    not at least one ppm inside (0, 1) or q is unknown) and whether it buys YES, for stated P(YES) `q` at YES
+    price `p`."""
     q = np.asarray(q, dtype=float)
     p = np.asarray(p, dtype=float)
-    ok = np.isfinite(q) & np.isfinite(p) & (p > 0.0) & (p < 1.0)
+    ok = np.isfinite(q) & np.isfinite(p) & (p >= PRICE_TICK) & (p <= 1.0 - PRICE_TICK)
     yes = q > p
     with np.errstate(all="ignore"):
         full = np.where(yes, (q - p) / (1.0 - p), (p - q) / p)
