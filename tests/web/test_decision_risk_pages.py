@@ -3,7 +3,11 @@ each model page shows the overall board's numbers, and the methodology works eac
 
 import re
 
+from sqlalchemy import select
+from sqlmodel import Session
+
 from arena.read.standings import standings
+from arena.store.tables import AgentRow, CohortRow
 from arena.web.env import fraction_percent, number, page_path, signed_money
 from arena.web.render import render_site
 
@@ -34,6 +38,14 @@ def test_boards_model_pages_and_methodology_show_decision_value_and_risk(sim_are
             shown += 1
         assert f'>{fraction_percent(row["decision_value"], 2)}' in table  # its cell on the index board
     assert shown >= 3
+    # an agent page shows its row of its cohort's board
+    board = boards.cohorts[0].rows.set_index("agent")
+    agent = next(a for a, k in zip(board.index, board["kind"]) if k != "reference")
+    with Session(sim_arena.engine) as s:
+        agent_id = s.scalars(select(AgentRow.id).join(CohortRow, CohortRow.id == AgentRow.cohort_id).where(
+            AgentRow.name == agent, CohortRow.name == boards.cohorts[0].name)).one()
+    page = (out / page_path("agent", agent_id)).read_text(encoding="utf-8")
+    assert re.search(r'id="decision-value">([^<]+)<', page).group(1) == fraction_percent(board.at[agent, "decision_value"], 2)
     method = (out / "methodology.html").read_text(encoding="utf-8")
     for title in ("Decision value of three questions", "Sharpe ratio and drawdown of a daily equity path",
                   "P/L at the bid beside P/L at the mid"):
