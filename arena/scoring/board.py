@@ -54,6 +54,11 @@ RANK_METRICS: Mapping[str, str] = {
     "spherical_score": "spherical_score",
     "brier_adjusted": "brier_adjusted",
     "irt_skill": "irt_skill",
+    # decision value and risk: ranked by, they order the rows and get no tier (null)
+    "decision_value": "decision_value",
+    "pnl_at_bid": "pnl_at_bid",
+    "sharpe": "sharpe",
+    "max_drawdown": "max_drawdown",
 }
 RANK_CHOICES = tuple(RANK_METRICS)
 RISK_COLUMNS = ("decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note",
@@ -346,7 +351,9 @@ def cohort_board(
     forecast_brier_lo/hi and brier_minus_market_lo/hi are paired-bootstrap percentile intervals (markets
     resampled, every agent and reference on the same draws); tier is the significance tier of the rank key
     (null for keys without a bootstrap: pnl, return_pct, win_rate, crowd_proxy, coherence_gap, contradicting_bets,
-    and the fitted brier_adjusted and irt_skill). log_score and spherical_score are means over the resolved
+    the fitted brier_adjusted and irt_skill, and decision_value, pnl_at_bid, sharpe and max_drawdown). decision_value
+    and its interval are `decision_value.cohort_decision_values`; pnl_at_bid, sharpe, max_drawdown and risk_note
+    come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise). log_score and spherical_score are means over the resolved
     questions; brier_adjusted (`difficulty`) and irt_skill (`irt`) are fitted over every row of the cohort, the
     references included. Values are NaN (null) where nothing is scored — never 0.
     """

@@ -82,3 +82,15 @@ def test_the_cli_prints_and_exports_them(run, capsys, db_url):
                  "--wide"]) == 0
     text = capsys.readouterr().out
     assert "DV [95% CI]" in text and "Sharpe" in text and "maxDD" in text and "P/L@bid" in text
+
+
+def test_boards_rank_by_them_in_their_direction(run, capsys, db_url):
+    capsys.readouterr()
+    for key, higher in (("decision_value", True), ("max_drawdown", False)):
+        assert main(["leaderboard", "--db", db_url, "--format", "json", "--bootstrap", "30", "--rank-by", key,
+                     "--as-of", "2026-01-17T23:30:00+00:00"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        rows = data["cohorts"][0]["rows"]
+        values = [r[key] for r in rows if r[key] is not None]
+        assert len(values) >= 3 and values == sorted(values, reverse=higher) and rows[0]["rank"] == 1
+        assert all(r["tier"] is None for r in rows)  # no tier for these keys
