@@ -57,8 +57,9 @@ def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], p
 
 def _risk(session: Session, as_of: datetime, cash: pd.DataFrame) -> list[EquityRisk]:
     """Per row of `cash` (agent_id, start), the `scoring.risk` of its daily marks recorded by `as_of`."""
+    cohorts = sorted(set(int(c) for c in cash["cohort_id"]))
     q = (select(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.total_value_micros)
-         .where(PortfolioSnapshotRow.cohort_id.in_(sorted(set(int(c) for c in cash["cohort_id"]))),  # type: ignore[attr-defined]
+         .where(PortfolioSnapshotRow.cohort_id.in_(cohorts),  # type: ignore[attr-defined]
                 PortfolioSnapshotRow.as_of <= as_of)
          .order_by(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.id))
     marks: dict[int, tuple[list[Any], list[int]]] = {}  # agent id → (UTC day of each mark, its equity), in time order

@@ -353,9 +353,10 @@ def cohort_board(
     (null for keys without a bootstrap: pnl, return_pct, win_rate, crowd_proxy, coherence_gap, contradicting_bets,
     the fitted brier_adjusted and irt_skill, and decision_value, pnl_at_bid, sharpe and max_drawdown). decision_value
     and its interval are `decision_value.cohort_decision_values`; pnl_at_bid, sharpe, max_drawdown and risk_note
-    come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise). log_score and spherical_score are means over the resolved
-    questions; brier_adjusted (`difficulty`) and irt_skill (`irt`) are fitted over every row of the cohort, the
-    references included. Values are NaN (null) where nothing is scored — never 0.
+    come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise).
+    log_score and spherical_score are means over the resolved questions; brier_adjusted (`difficulty`) and
+    irt_skill (`irt`) are fitted over every row of the cohort, the references included. Values are NaN (null)
+    where nothing is scored — never 0.
     """
     one = "cohort"
 

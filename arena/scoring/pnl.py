@@ -42,7 +42,7 @@ def profit_loss(total: ArrayLike, starting_balance: ArrayLike) -> Any:
 register(
     "pnl_at_bid",
     higher_is_better=True,
-    description="P/L with open positions marked at the bid (what selling them now would fetch), where bids are recorded",
+    description="P/L with open positions marked at the bid (what selling them would fetch), where bids are recorded",
     unit="USD",
 )
 

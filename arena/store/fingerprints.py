@@ -176,7 +176,8 @@ def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime,
                 .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
             snapshots = dict((cid, rest) for cid, *rest in conn.execute(
                 select(PortfolioSnapshotRow.cohort_id, *summary(PortfolioSnapshotRow.id, values=_SNAPSHOT_VALUES))
-                .where(PortfolioSnapshotRow.cohort_id.in_(part), PortfolioSnapshotRow.as_of <= as_of)  # type: ignore[attr-defined]
+                .where(PortfolioSnapshotRow.cohort_id.in_(part),  # type: ignore[attr-defined]
+                       PortfolioSnapshotRow.as_of <= as_of)
                 .group_by(PortfolioSnapshotRow.cohort_id)))
             forecasts = beside.result()[i] if beside is not None else _forecast_marks(conn, part, as_of)
             for cid in part:

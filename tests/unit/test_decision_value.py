@@ -63,7 +63,8 @@ def test_better_stated_forecasts_get_a_higher_value_whatever_the_seats_own_bets(
     assert dv.at["sharp", "decision_value"] == pytest.approx(by_hand)
     assert dv.at["timid", "decision_value"] == pytest.approx(0.3 * by_hand)
     assert dv.at["sharp", "decision_value"] > dv.at["timid", "decision_value"]
-    assert dv.at["sharp", "decision_value_lo"] <= dv.at["sharp", "decision_value"] <= dv.at["sharp", "decision_value_hi"]
+    lo, hi = dv.at["sharp", "decision_value_lo"], dv.at["sharp", "decision_value_hi"]
+    assert lo <= dv.at["sharp", "decision_value"] <= hi
     # the seats' own bets play no part: the board gives the same decision value with any bets (here none vs a
     # huge bet by the timid seat)
     bets = pd.DataFrame({"agent": ["timid"], "market_id": ["m0"], "outcome": ["YES"], "amount": [2500.0],

@@ -45,7 +45,8 @@ def test_boards_model_pages_and_methodology_show_decision_value_and_risk(sim_are
         agent_id = s.scalars(select(AgentRow.id).join(CohortRow, CohortRow.id == AgentRow.cohort_id).where(
             AgentRow.name == agent, CohortRow.name == boards.cohorts[0].name)).one()
     page = (out / page_path("agent", agent_id)).read_text(encoding="utf-8")
-    assert re.search(r'id="decision-value">([^<]+)<', page).group(1) == fraction_percent(board.at[agent, "decision_value"], 2)
+    card = re.search(r'id="decision-value">([^<]+)<', page).group(1)
+    assert card == fraction_percent(board.at[agent, "decision_value"], 2)
     method = (out / "methodology.html").read_text(encoding="utf-8")
     for title in ("Decision value of three questions", "Sharpe ratio and drawdown of a daily equity path",
                   "P/L at the bid beside P/L at the mid"):
