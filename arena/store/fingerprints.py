@@ -48,6 +48,7 @@ Marks = tuple[int, ...]
 # itself never does to a fact) moves them too.
 _FILL_VALUES = (FillRow.shares, FillRow.cost_micros, FillRow.cash_micros, FillRow.price_ppm)
 _SNAPSHOT_VALUES = (PortfolioSnapshotRow.total_value_micros,)  # the daily marks the risk columns read
+SNAPSHOT_WIDTH = 3 + len(_SNAPSHOT_VALUES)  # the portfolio snapshots' summary: the last fields of a cohort's marks
 _DECISION_VALUES = (DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros)
 _FORECAST_VALUES = (cast(func.round(ForecastRow.probability * 1_000_000_000), BigInteger),
                     func.coalesce(ForecastRow.market_price_ppm, -1), ForecastRow.replicate)
@@ -130,6 +131,12 @@ def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime, *
     return {c: known[c] for c in cohort_ids if known.get(c) is not None}
 
 
+def without_snapshots(marks: Marks | None) -> Marks | None:
+    """A cohort's marks less its portfolio snapshots' summary: what names its fills, decisions and forecasts alone
+    (a market's page shows those, not the daily marks)."""
+    return None if marks is None else tuple(marks[:-SNAPSHOT_WIDTH])
+
+
 def shared_by_threads(engine: Engine) -> bool:
     """Whether another thread's connection sees the same database (not so for in-memory SQLite: one per thread)."""
     return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
@@ -184,7 +191,7 @@ def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime,
                 if cid in marks:
                     for found, width in ((fills, 3 + len(_FILL_VALUES)), (decisions, 6 + len(_DECISION_VALUES)),
                                          (forecasts, 6 + len(_FORECAST_VALUES)),
-                                         (snapshots, 3 + len(_SNAPSHOT_VALUES))):
+                                         (snapshots, SNAPSHOT_WIDTH)):
                         marks[cid] += [int(v) for v in found.get(cid, [0] * width)]
     return {cid: tuple(m) for cid, m in marks.items()}
 
@@ -239,5 +246,5 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once",
-           "shared_by_threads", "summary"]
+__all__ = ["MarketMarks", "Marks", "SNAPSHOT_WIDTH", "chunks", "cohort_marks", "in_markets", "one_reading",
+           "read_once", "shared_by_threads", "summary", "without_snapshots"]
