@@ -19,7 +19,7 @@ import pandas as pd
 
 from arena.scoring.brier import RANDOM_BRIER, brier_band
 from arena.scoring.cells import score_cells
-from arena.scoring.decision_value import (cohort_decision_values, pooled_decision_values, with_decision_returns)
+from arena.scoring.decision_value import cohort_decision_values, pooled_decision_values, with_decision_returns
 from arena.scoring.coherence import contradicts
 from arena.scoring.difficulty import difficulty_adjusted_brier
 from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
@@ -146,10 +146,6 @@ def _empty_forecasts() -> pd.DataFrame:
                          for c in ("agent", "market_id", "question", "probability", "outcome_yes", "market_price")})
 
 
-def _scored_forecasts(forecasts: pd.DataFrame | None) -> pd.DataFrame:
-    return score_forecasts(forecasts if forecasts is not None and len(forecasts) else _empty_forecasts())
-
-
 def _with_proper(scored: pd.DataFrame) -> pd.DataFrame:
     """Scored forecast rows plus per-row log_loss (nats) and spherical (0..1), NaN unless resolved."""
     p = scored["probability"].to_numpy(dtype=float)
@@ -209,8 +205,8 @@ def _finish(table: pd.DataFrame, key: str, rank_by: str, tier: pd.Series | None,
 
 
 def _decision_scored(forecasts: pd.DataFrame) -> pd.DataFrame:
-    """Scored forecast rows with the fixed rule's `decision_return`: a seat's row at the price it saw, a reference
-    row (added by the scoring) at the question's price."""
+    """Scored forecast rows (`headline.score_forecasts`) with the fixed rule's `decision_return`: a seat's row at
+    the price it saw, a reference row (added by the scoring) at the question's price."""
     scored = score_forecasts(with_decision_returns(forecasts))
     return with_decision_returns(scored, where=(scored["kind"] == REFERENCE_KIND).to_numpy())
 
