@@ -26,6 +26,12 @@ per question on average. Each bet is sized on a fresh bankroll of 1 (no compound
 depend on the order its questions resolved in. Its interval resamples markets: the paired bootstrap within a
 cohort (`stats.paired_bootstrap`), distinct markets across cohorts on the overall board
 (`stats.cluster_bootstrap`). The market reference (q = p everywhere) never bets: its value is 0 exactly.
+
+What it rewards. With t the question's true chance, a question's expected return is
+KELLY_FRACTION · (q − p)(t − p) / (p (1 − p)) on either side (while the cap does not bind): linear in q, so a seat
+earns by moving from the price towards the truth, and noise around its forecasts costs it nothing on average,
+only spread — unlike the headline's proper score, which charges for it. The 1 / (p (1 − p)) weight makes cheap
+contracts near 0 or 1 dominate the spread: read the value with its interval.
 """
 
 from __future__ import annotations
