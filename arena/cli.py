@@ -50,7 +50,7 @@ def _has_arena_data(engine) -> bool:  # type: ignore[no-untyped-def]
 def _demo(args: argparse.Namespace) -> int:
     from arena.agents.baselines import demo_lineup
     from arena.domain.sizing import CohortRules
-    from arena.report import hint, legend, render_boards
+    from arena.report import hint, legend, render_boards, risk_report
     from arena.usecases.cohorts import LineupEntry
     from arena.usecases.simulation import simulate
     from arena.read.standings import standings
@@ -146,10 +146,15 @@ def _demo(args: argparse.Namespace) -> int:
                  f"{len(report.completed)}/{len(report.cohorts)}"):
         print(textwrap.fill(line, width=terminal_width(), break_on_hyphens=False))
     print()
-    shown = render_boards(standings(engine, as_of))
+    boards = standings(engine, as_of)
+    shown = render_boards(boards)
     print(shown.text)
     print()
-    print(legend(headers=shown.headers))
+    risk = risk_report(boards)
+    if risk.text:
+        print(risk.text)
+        print()
+    print(legend(headers=shown.headers + risk.headers))
     print(hint(shown))
     print(f"\ndatabase: {engine.url.render_as_string(hide_password=True)}   ({time.perf_counter() - started:.1f} s)")
     return 0

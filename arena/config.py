@@ -852,7 +852,8 @@ backup = "30 3 * * *"                   # back up the database
 # The rank key of every board (`arena leaderboard --rank-by` overrides it): forecast_brier (the headline),
 # brier_minus_market, bss_vs_market, implied_brier (seed 001), kelly_brier, stated_brier, bss_vs_0_25, pnl,
 # return_pct, win_rate, crowd_proxy, coherence_gap, contradicting_bets, log_score, spherical_score (higher is
-# better), brier_adjusted (difficulty-adjusted) or irt_skill (higher is better).
+# better), brier_adjusted (difficulty-adjusted), irt_skill (higher is better), decision_value, pnl_at_bid,
+# sharpe (higher is better) or max_drawdown.
 rank_by = "forecast_brier"
 
 [operations]

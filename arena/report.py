@@ -78,6 +78,15 @@ def _coverage(rec: dict[str, Any], key: str) -> str:
     return f"{int(answered)}/{int(asked)}"
 
 
+def _decision_value(rec: dict[str, Any], key: str) -> str:
+    value, lo, hi = rec.get("decision_value"), rec.get("decision_value_lo"), rec.get("decision_value_hi")
+    if _missing(value):
+        return "—"
+    if any(_missing(x) for x in (lo, hi)):
+        return f"{value:+.2%}"
+    return f"{value:+.2%} [{lo:+.2%}, {hi:+.2%}]"
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # the board column it shows (the first one it needs)
@@ -109,6 +118,10 @@ PRIORITY: tuple[Column, ...] = (
     Column("spherical_score", "sph", _fmt("{:.3f}")),
     Column("brier_adjusted", "adj-Brier", _fmt("{:.3f}")),
     Column("irt_skill", "IRT", _fmt("{:+.2f}")),
+    Column("decision_value", "DV [95% CI]", _decision_value),
+    Column("pnl_at_bid", "P/L@bid $", _fmt("{:+,.2f}")),
+    Column("sharpe", "Sharpe", _fmt("{:+.2f}")),
+    Column("max_drawdown", "maxDD", _fmt("{:.1%}")),
     Column("implied_brier", "S001 Brier", _fmt("{:.3f}")),
     Column("implied_brier_band", "S001 band", _fmt("{}")),
     Column("bss_vs_0_25", "S001 BSS.25", _fmt("{:+.2f}")),
@@ -152,6 +165,14 @@ LEGEND_ENTRIES: dict[str, str] = {
     "adj-Brier": "difficulty-adjusted Brier (two-way fixed effects, question + forecaster; the Brier on the "
     "average question, lower is better); fitted over every row at once, no tier.",
     "IRT": "Rasch-type skill from 1 - Brier (logits on the average question, higher is better); no tier.",
+    "DV [95% CI]": "decision value: mean return per question of quarter-Kelly bets (capped at the arena's "
+    "max bet) on the stated forecasts at the prices seen, settled at resolution, as a share of the bankroll; an "
+    "unanswered question does not bet; 95% CI resamples markets; comparable whatever the agent's own bets.",
+    "P/L@bid $": "P/L with open positions marked at the bid (what selling them would fetch); '—' where a held "
+    "position has no recorded bid.",
+    "Sharpe": "mean / sd of the daily returns of the marked equity (per day, not annualised; '—' below 5 daily "
+    "returns).",
+    "maxDD": "maximum drawdown: the largest fall of the daily marked equity from a running peak (lower is better).",
     "S001 Brier": "seed 001's metric, kept as defined: Brier of the P(YES) implied by bet size (bet / max bet).",
     "S001 band": "seed 001's verbal band of that Brier.",
     "S001 BSS.25": "seed 001's skill of that Brier against 0.25.",
@@ -272,6 +293,25 @@ def leak_line(leaks: Any) -> str:
             + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + "; listed in the JSON's leaks)")
 
 
+RISK_SHOWN = ("rank_label", "same_as", "provisional", "decision_value", "decision_value_lo", "decision_value_hi", "pnl",
+              "pnl_at_bid", "sharpe", "max_drawdown")
+
+
+def risk_report(boards: Any, *, width: int | None = None) -> Report:
+    """The overall board's decision value and risk columns alone, in the board's order (what `arena demo` prints
+    under the boards, so the columns `--wide` would show far right are seen)."""
+    width = terminal_width() if width is None else width
+    if not len(boards.overall):
+        return Report("", 0, ())
+    df = shown_board(boards.overall, boards.rank_by, "model")
+    df = df[["model", *(c for c in RISK_SHOWN if c in df.columns)]]
+    text, hidden = table(df, "model", width, False, boards.rank_by)
+    head = text.splitlines()[0] if text else ""
+    headers = tuple(c.header for c, _ in _columns(df, "model") if c.header in head)
+    title = "== decision value and risk (per model, in the board's order) =="
+    return Report(_wrap(title, width) + "\n" + text, hidden, headers)
+
+
 def headroom_line(room: Any) -> str:
     """"; headroom: …" of a cohort's forecast sets (`scoring.headroom`), "" when none was asked."""
     if room is None or not room.n_questions:
@@ -308,4 +348,4 @@ def hint(report: Report, width: int | None = None) -> str:
 
 
 __all__ = ["DEFAULT_WIDTH", "LEGEND", "LEGEND_ENTRIES", "PRIORITY", "Report", "boards_report", "hint", "legend",
-           "render_boards", "table", "terminal_width"]
+           "render_boards", "risk_report", "table", "terminal_width"]

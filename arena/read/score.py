@@ -5,18 +5,22 @@ nothing here calls a model or trusts a stored score."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.clock import utc
 from arena.money import MICRO
+from arena.scoring.risk import EquityRisk, daily_equity, equity_risk
 from arena.scoring.leaderboard import leaderboard, model_brier_across_cohorts
-from arena.usecases.mark import agent_values
+from arena.usecases.mark import agent_values, bid_values
 from arena.store.frames import bets_frame, cash_frame, forecasts_frame
 from arena.store.snapshot import read_together
-from arena.store.tables import AgentRow, CohortRow
+from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
 
 SCORING_VERSION = "scoring-1"
 
@@ -25,10 +29,17 @@ def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], p
                      order: bool = False) -> pd.DataFrame:
     """cohort, agent, starting_balance, total_value (USD) — marked live at `as_of` from fills and prices (with
     `point_in_time`, from the fills recorded by `as_of` only), one row per agent in the order of their ids (with
-    `order`, an `_order` column holds the id)."""
+    `order`, an `_order` column holds the id) — and the risk columns: value_at_bid (USD: the positions marked at
+    the bid, `usecases.mark.bid_values`; NaN where a position has no recorded bid), sharpe, max_drawdown and
+    risk_note (`scoring.risk`, from the portfolio snapshots marked by `as_of`)."""
     cash = cash_frame(session, cohort_ids, as_of if point_in_time else None)
     pv = agent_values(session, as_of, cohort_ids, point_in_time=point_in_time)["positions_value"]
     cash["positions_value"] = cash["agent_id"].map(pv).fillna(0).astype("int64")
+    at_bid = bid_values(session, as_of, cohort_ids, point_in_time=point_in_time)
+    held = cash["agent_id"].isin(at_bid.index)
+    # an agent without open positions liquidates at its cash; one with an unbid position is unknown (NaN)
+    bid_micros = cash["cash"].astype(float) + cash["agent_id"].map(at_bid).where(held, 0.0).astype(float)
+    risk = _risk(session, as_of, cash)
     names = dict(session.execute(select(AgentRow.id, AgentRow.name)).all())
     cohorts = dict(session.execute(select(CohortRow.id, CohortRow.name)).all())
     return pd.DataFrame({
@@ -36,8 +47,28 @@ def portfolios_frame(session: Session, as_of: datetime, cohort_ids: list[int], p
         "agent": cash["agent_id"].map(names),
         "starting_balance": cash["start"].astype(float) / MICRO,
         "total_value": (cash["cash"] + cash["positions_value"]).astype(float) / MICRO,
+        "value_at_bid": bid_micros / MICRO,
+        "sharpe": [r.sharpe if r.sharpe is not None else np.nan for r in risk],
+        "max_drawdown": [r.max_drawdown if r.max_drawdown is not None else np.nan for r in risk],
+        "risk_note": pd.array([r.note for r in risk], dtype="string"),
         **({"_order": cash["agent_id"].astype("int64")} if order else {}),
     })
+
+
+def _risk(session: Session, as_of: datetime, cash: pd.DataFrame) -> list[EquityRisk]:
+    """Per row of `cash` (agent_id, start), the `scoring.risk` of its daily marks recorded by `as_of`."""
+    cohorts = sorted(set(int(c) for c in cash["cohort_id"]))
+    q = (select(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.total_value_micros)
+         .where(PortfolioSnapshotRow.cohort_id.in_(cohorts),  # type: ignore[attr-defined]
+                PortfolioSnapshotRow.as_of <= as_of)
+         .order_by(PortfolioSnapshotRow.agent_id, PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.id))
+    marks: dict[int, tuple[list[Any], list[int]]] = {}  # agent id → (UTC day of each mark, its equity), in time order
+    for aid, t, v in session.connection().execute(q).all() if len(cash) else []:
+        days, values = marks.setdefault(int(aid), ([], []))
+        days.append(utc(t).date())
+        values.append(int(v))
+    return [equity_risk(daily_equity(*marks.get(int(aid), ([], [])), int(start)))
+            for aid, start in zip(cash["agent_id"], cash["start"])]
 
 
 def cohort_leaderboards(engine: Engine, as_of: datetime, cohort_names: list[str] | None = None) -> pd.DataFrame:

@@ -24,6 +24,7 @@ SHOWN_DIGITS: dict[str, int] = {
     "forecast_brier": 3, "brier_minus_market": 3, "bss_vs_market": 2, "implied_brier": 3, "bss_vs_0_25": 2,
     "kelly_brier": 3, "stated_brier": 3, "coherence_gap": 3, "contradicting_bets": 2, "pnl": 2, "return_pct": 1,
     "win_rate": 2, "crowd_proxy": 4, "log_score": 3, "spherical_score": 3, "brier_adjusted": 3, "irt_skill": 2,
+    "decision_value": 4, "sharpe": 2, "max_drawdown": 3, "pnl_at_bid": 2,
 }
 _METRIC_OF = {"implied_brier": "brier", "kelly_brier": "brier_kelly", "stated_brier": "brier_stated"}
 

@@ -59,6 +59,8 @@ JSON_FIELDS = (
     "n_bets", "n_resolved_bets",
     # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
+    # decision value and risk (scoring.decision_value, scoring.risk; pnl_at_bid: positions marked at the bid)
+    "decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note", "pnl_at_bid",
 )
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
                "n_cohorts")

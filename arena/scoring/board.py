@@ -19,6 +19,7 @@ import pandas as pd
 
 from arena.scoring.brier import RANDOM_BRIER, brier_band
 from arena.scoring.cells import score_cells
+from arena.scoring.decision_value import cohort_decision_values, pooled_decision_values, with_decision_returns
 from arena.scoring.coherence import contradicts
 from arena.scoring.difficulty import difficulty_adjusted_brier
 from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
@@ -53,8 +54,15 @@ RANK_METRICS: Mapping[str, str] = {
     "spherical_score": "spherical_score",
     "brier_adjusted": "brier_adjusted",
     "irt_skill": "irt_skill",
+    # decision value and risk: ranked by, they order the rows and get no tier (null)
+    "decision_value": "decision_value",
+    "pnl_at_bid": "pnl_at_bid",
+    "sharpe": "sharpe",
+    "max_drawdown": "max_drawdown",
 }
 RANK_CHOICES = tuple(RANK_METRICS)
+RISK_COLUMNS = ("decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note",
+                "pnl_at_bid")
 DEFAULT_RANK_BY = "forecast_brier"
 KINDS = ("llm", "baseline", "reference")
 
@@ -65,6 +73,9 @@ BOARD_COLUMNS = (
     "implied_brier", "implied_brier_band", "bss_vs_0_25", "kelly_brier", "stated_brier", "n_bets", "n_resolved_bets",
     "pnl", "return_pct", "win_rate", "crowd_proxy", "coherence_gap", "contradicting_bets",
     *("log_score", "spherical_score", "brier_adjusted", "irt_skill"),
+    # decision value and risk (`decision_value`, `risk`): the fixed rule's return, the daily marks' Sharpe and
+    # drawdown, the P/L marked at the bid
+    *RISK_COLUMNS,
 )
 OVERALL_COLUMNS = ("model", "n_cohorts") + BOARD_COLUMNS[1:]
 
@@ -135,10 +146,6 @@ def _empty_forecasts() -> pd.DataFrame:
                          for c in ("agent", "market_id", "question", "probability", "outcome_yes", "market_price")})
 
 
-def _scored_forecasts(forecasts: pd.DataFrame | None) -> pd.DataFrame:
-    return score_forecasts(forecasts if forecasts is not None and len(forecasts) else _empty_forecasts())
-
-
 def _with_proper(scored: pd.DataFrame) -> pd.DataFrame:
     """Scored forecast rows plus per-row log_loss (nats) and spherical (0..1), NaN unless resolved."""
     p = scored["probability"].to_numpy(dtype=float)
@@ -197,6 +204,28 @@ def _finish(table: pd.DataFrame, key: str, rank_by: str, tier: pd.Series | None,
     return table[list(columns)].reset_index(drop=True)
 
 
+def _decision_scored(forecasts: pd.DataFrame) -> pd.DataFrame:
+    """Scored forecast rows (`headline.score_forecasts`) with the fixed rule's `decision_return`: a seat's row at
+    the price it saw, a reference row (added by the scoring) at the question's price."""
+    scored = score_forecasts(with_decision_returns(forecasts))
+    return with_decision_returns(scored, where=(scored["kind"] == REFERENCE_KIND).to_numpy())
+
+
+def _money_risk(portfolios: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """keys, pnl_at_bid (USD), sharpe, max_drawdown and risk_note of each portfolio row (NaN/None where the
+    portfolios frame does not carry them)."""
+    out = portfolios[keys].copy()
+    if "value_at_bid" in portfolios.columns:
+        out["pnl_at_bid"] = (portfolios["value_at_bid"].astype(float)
+                             - portfolios["starting_balance"].astype(float)).to_numpy()
+    for c in ("sharpe", "max_drawdown"):
+        if c in portfolios.columns:
+            out[c] = portfolios[c].astype(float).to_numpy()
+    if "risk_note" in portfolios.columns:
+        out["risk_note"] = portfolios["risk_note"].astype(object).where(portfolios["risk_note"].notna(), None)
+    return out
+
+
 def _coherence(scored_bets: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     if not len(scored_bets):
         return pd.DataFrame(columns=keys + ["coherence_gap", "contradicting_bets"])
@@ -234,7 +263,7 @@ def cohort_boards(
     keys = ["cohort", "agent"]
     opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, stratum=None, market="market_id")
     f = forecasts if forecasts is not None and len(forecasts) else _empty_forecasts().assign(cohort=[])
-    scored = _with_proper(score_forecasts(f))
+    scored = _with_proper(_decision_scored(f))
     table = forecast_summary(scored)
     seed001 = leaderboard(bets, portfolios, f[["cohort", "agent", "question", "probability"]] if len(f) else None)
     seed001 = seed001.rename(columns={
@@ -244,6 +273,9 @@ def cohort_boards(
         table[keys + ["kind"]], on=keys, how="left")
     scored_bets = per_bet_scores(bets) if len(bets) else bets
     table = table.merge(_coherence(scored_bets, keys), on=keys, how="left")
+    table = table.merge(cohort_decision_values(scored, n_boot=n_boot, seed=seed, level=level), on=keys, how="left")
+    if len(portfolios) and "cohort" in portfolios.columns:
+        table = table.merge(_money_risk(portfolios, keys), on=keys, how="left")
 
     extra = []  # per cohort: intervals of the headline and of brier_minus_market, and the rank key's tier
     resolved = scored[scored["brier"].notna()]
@@ -315,9 +347,12 @@ def cohort_board(
     forecast_brier_lo/hi and brier_minus_market_lo/hi are paired-bootstrap percentile intervals (markets
     resampled, every agent and reference on the same draws); tier is the significance tier of the rank key
     (null for keys without a bootstrap: pnl, return_pct, win_rate, crowd_proxy, coherence_gap, contradicting_bets,
-    and the fitted brier_adjusted and irt_skill). log_score and spherical_score are means over the resolved
-    questions; brier_adjusted (`difficulty`) and irt_skill (`irt`) are fitted over every row of the cohort, the
-    references included. Values are NaN (null) where nothing is scored — never 0.
+    the fitted brier_adjusted and irt_skill, and decision_value, pnl_at_bid, sharpe and max_drawdown). decision_value
+    and its interval are `decision_value.cohort_decision_values`; pnl_at_bid, sharpe, max_drawdown and risk_note
+    come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise).
+    log_score and spherical_score are means over the resolved questions; brier_adjusted (`difficulty`) and
+    irt_skill (`irt`) are fitted over every row of the cohort, the references included. Values are NaN (null)
+    where nothing is scored — never 0.
     """
     one = "cohort"
 
@@ -352,6 +387,21 @@ class BetPart:
     tier: pd.Series | None
 
 
+def _overall_risk(portfolios: pd.DataFrame) -> pd.DataFrame:
+    """Per model across its cohorts: pnl_at_bid the total (NaN unless every cohort's is known), sharpe and
+    max_drawdown the means of the cohorts' values that are defined."""
+    risk = _money_risk(portfolios, ["agent"])
+    out = pd.DataFrame({"agent": pd.unique(risk["agent"])})
+    g = risk.groupby("agent", sort=False)
+    if "pnl_at_bid" in risk.columns:
+        known = g["pnl_at_bid"].apply(lambda x: x.notna().all())
+        out["pnl_at_bid"] = out["agent"].map(g["pnl_at_bid"].sum().where(known))
+    for c in ("sharpe", "max_drawdown"):
+        if c in risk.columns:
+            out[c] = out["agent"].map(g[c].mean())
+    return out
+
+
 def _overall_options(rank_by: str, n_boot: int, seed: int, level: float, alpha: float) -> dict[str, Any]:
     check_rank_by(rank_by)
     return dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, market="market_id", cluster="cohort")
@@ -362,11 +412,13 @@ def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFA
                           alpha: float = DEFAULT_ALPHA) -> ForecastPart:
     """The overall board's forecast columns, from every cohort's forecast set (see `overall_board`)."""
     opts = _overall_options(rank_by, n_boot, seed, level, alpha)
-    scored = _with_proper(_scored_forecasts(forecasts))
+    scored = _with_proper(_decision_scored(forecasts if forecasts is not None and len(forecasts)
+                                           else _empty_forecasts()))
     if "cohort" not in scored.columns:
         scored["cohort"] = ""
     # a model's observations are its (cohort, market) pairs, each the mean over that cohort's rounds of the market
     table = forecast_summary(scored, keys=["agent"], within=["cohort"])
+    table = table.merge(pooled_decision_values(scored, n_boot=n_boot, seed=seed, level=level), on="agent", how="left")
     resolved = scored[scored["brier"].notna()]
     tiers: dict[str, pd.Series] = {}
     if len(resolved):
@@ -477,6 +529,7 @@ def overall_board(
                                                    portfolios["starting_balance"].to_numpy(dtype=float))))
         table = table.merge(money.groupby("agent").agg(pnl=("pnl", "sum"), return_pct=("return_pct", "mean"))
                             .reset_index(), on="agent", how="outer")
+        table = table.merge(_overall_risk(portfolios), on="agent", how="left")
     if fpart.proxy is not None:
         table = table.merge(fpart.proxy, on="agent", how="left")
     if "kind" not in table.columns:
@@ -502,6 +555,7 @@ __all__ = [
     "OVERALL_COLUMNS",
     "RANK_CHOICES",
     "RANK_METRICS",
+    "RISK_COLUMNS",
     "bss_vs_market_guarded",
     "check_rank_by",
     "cohort_board",

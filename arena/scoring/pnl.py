@@ -39,6 +39,14 @@ def profit_loss(total: ArrayLike, starting_balance: ArrayLike) -> Any:
     return _scalar_or_array(_floats(total) - _floats(starting_balance), total)
 
 
+register(
+    "pnl_at_bid",
+    higher_is_better=True,
+    description="P/L with open positions marked at the bid (what selling them would fetch), where bids are recorded",
+    unit="USD",
+)
+
+
 @metric(
     "return_pct",
     higher_is_better=True,

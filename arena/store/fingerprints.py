@@ -7,13 +7,14 @@ A cohort's frames as of T (`store.frames`: forecast set, bets, portfolios) are a
 - its decisions (those completed by T, and all of them: a bet reads its decision's cash and limit);
 - its decisions' forecasts (those visible at T, and all of them: a bet reads its stated probability);
 - the resolutions recorded by T of the markets it touched;
-- the prices fetched and observed by T of the markets it holds open positions in (a position's value).
+- the prices fetched and observed by T of the markets it holds open positions in (a position's value, and its bid);
+- its portfolio snapshots marked by T (the daily marks its risk columns read).
 
 Every one of those tables only grows (fills, forecasts, resolutions and snapshots are append-only facts; agents
 and cohorts are created once), except that compaction deletes old snapshots of settled markets and a
 decision's row is updated while it runs. So each set is summarised by (count, max id, sum of ids) of its rows:
 an appended row moves the max id, a row crossing the T filter moves the count and the sum, a deleted one moves
-the count. `cohort_marks` gives the first four per cohort in one statement each; `market_marks` the last two
+the count. `cohort_marks` gives the first five per cohort in one statement each; `market_marks` the last two
 per market (`MarketMarks`), for a cohort's reader to fold over the markets it recorded
 (`services.frame_cache`).
 
@@ -39,12 +40,15 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, PriceSnapshotRow, ResolutionRow
+from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, PortfolioSnapshotRow,
+                                PriceSnapshotRow, ResolutionRow)
 
 Marks = tuple[int, ...]
 # Sums of the values the frames read, beside the id summaries: a row edited in place by hand (which the arena
 # itself never does to a fact) moves them too.
 _FILL_VALUES = (FillRow.shares, FillRow.cost_micros, FillRow.cash_micros, FillRow.price_ppm)
+_SNAPSHOT_VALUES = (PortfolioSnapshotRow.total_value_micros,)  # the daily marks the risk columns read
+SNAPSHOT_WIDTH = 3 + len(_SNAPSHOT_VALUES)  # the portfolio snapshots' summary: the last fields of a cohort's marks
 _DECISION_VALUES = (DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros)
 _FORECAST_VALUES = (cast(func.round(ForecastRow.probability * 1_000_000_000), BigInteger),
                     func.coalesce(ForecastRow.market_price_ppm, -1), ForecastRow.replicate)
@@ -127,6 +131,12 @@ def cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime, *
     return {c: known[c] for c in cohort_ids if known.get(c) is not None}
 
 
+def without_snapshots(marks: Marks | None) -> Marks | None:
+    """A cohort's marks less its portfolio snapshots' summary: what names its fills, decisions and forecasts alone
+    (a market's page shows those, not the daily marks)."""
+    return None if marks is None else tuple(marks[:-SNAPSHOT_WIDTH])
+
+
 def shared_by_threads(engine: Engine) -> bool:
     """Whether another thread's connection sees the same database (not so for in-memory SQLite: one per thread)."""
     return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
@@ -171,11 +181,17 @@ def _cohort_marks(session: Session, cohort_ids: Sequence[int], as_of: datetime,
                 select(DecisionRow.cohort_id, *summary(DecisionRow.id, values=_DECISION_VALUES),
                        *summary(DecisionRow.id, _completed_by(as_of)))
                 .where(DecisionRow.cohort_id.in_(part)).group_by(DecisionRow.cohort_id)))  # type: ignore[attr-defined]
+            snapshots = dict((cid, rest) for cid, *rest in conn.execute(
+                select(PortfolioSnapshotRow.cohort_id, *summary(PortfolioSnapshotRow.id, values=_SNAPSHOT_VALUES))
+                .where(PortfolioSnapshotRow.cohort_id.in_(part),  # type: ignore[attr-defined]
+                       PortfolioSnapshotRow.as_of <= as_of)
+                .group_by(PortfolioSnapshotRow.cohort_id)))
             forecasts = beside.result()[i] if beside is not None else _forecast_marks(conn, part, as_of)
             for cid in part:
                 if cid in marks:
                     for found, width in ((fills, 3 + len(_FILL_VALUES)), (decisions, 6 + len(_DECISION_VALUES)),
-                                         (forecasts, 6 + len(_FORECAST_VALUES))):
+                                         (forecasts, 6 + len(_FORECAST_VALUES)),
+                                         (snapshots, SNAPSHOT_WIDTH)):
                         marks[cid] += [int(v) for v in found.get(cid, [0] * width)]
     return {cid: tuple(m) for cid, m in marks.items()}
 
@@ -230,5 +246,5 @@ class MarketMarks:
         return [tuple(int(v) for v in row) for row in out]
 
 
-__all__ = ["MarketMarks", "Marks", "chunks", "cohort_marks", "in_markets", "one_reading", "read_once",
-           "shared_by_threads", "summary"]
+__all__ = ["MarketMarks", "Marks", "SNAPSHOT_WIDTH", "chunks", "cohort_marks", "in_markets", "one_reading",
+           "read_once", "shared_by_threads", "summary", "without_snapshots"]

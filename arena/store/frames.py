@@ -156,21 +156,24 @@ def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | No
     return df
 
 
-def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) -> pd.DataFrame:
-    """Latest price per (market, outcome) among snapshots fetched and observed by `as_of`."""
+def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str], *, quotes: bool = False) -> pd.DataFrame:
+    """Latest price per (market, outcome) among snapshots fetched and observed by `as_of`; with `quotes`, that
+    snapshot's bid_ppm and ask_ppm too (NaN where it recorded none: only YES snapshots carry them)."""
+    extra = ["bid_ppm", "ask_ppm"] if quotes else []
     if not len(market_ids):
-        return pd.DataFrame(columns=["market_id", "outcome", "price_ppm"])
+        return pd.DataFrame(columns=["market_id", "outcome", "price_ppm", *extra])
     conn = session.connection()
     if conn.dialect.name == "postgresql":
         # One array parameter instead of an IN list of 10⁴–10⁵ values (whose parsing and planning cost more
         # than the query), and DISTINCT ON for the newest row per (market, outcome), ties to the later id.
         q = text(
-            "SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm FROM price_snapshots "
+            "SELECT DISTINCT ON (market_id, outcome) market_id, outcome, price_ppm"
+            + "".join(f", {c}" for c in extra) + " FROM price_snapshots "
             "WHERE market_id = ANY(:ids) AND fetched_at <= :t AND observed_at <= :t "
             "ORDER BY market_id, outcome, observed_at DESC, id DESC"
         ).bindparams(bindparam("ids", type_=ARRAY(String)))
         return rows_frame(conn.execute(q, {"ids": list(market_ids), "t": as_of}).all(),
-                          ["market_id", "outcome", "price_ppm"])
+                          ["market_id", "outcome", "price_ppm", *extra])
     latest = (
         select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome,
                func.max(PriceSnapshotRow.observed_at).label("t"))
@@ -181,15 +184,15 @@ def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str]) ->
     )
     q = (
         select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.price_ppm,
-               PriceSnapshotRow.id)
+               *([PriceSnapshotRow.bid_ppm, PriceSnapshotRow.ask_ppm] if quotes else []), PriceSnapshotRow.id)
         .join(latest, (PriceSnapshotRow.market_id == latest.c.market_id)
               & (PriceSnapshotRow.outcome == latest.c.outcome) & (PriceSnapshotRow.observed_at == latest.c.t))
         .where(PriceSnapshotRow.fetched_at <= as_of)
     )
-    df = rows_frame(session.connection().execute(q).all(), ["market_id", "outcome", "price_ppm", "id"])
+    df = rows_frame(session.connection().execute(q).all(), ["market_id", "outcome", "price_ppm", *extra, "id"])
     # Two sources observed at the same instant: the later-recorded one wins, deterministically.
     df = df.sort_values("id").drop_duplicates(["market_id", "outcome"], keep="last")
-    return df[["market_id", "outcome", "price_ppm"]]
+    return df[["market_id", "outcome", "price_ppm", *extra]]
 
 
 def fill_markets(session: Session, cohort_ids: Sequence[int]) -> list[str]:

@@ -48,9 +48,9 @@ def side_prices(prices: pd.DataFrame) -> pd.DataFrame:
     return out.astype({"price_ppm": "int64"})
 
 
-def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFrame:
-    """Adds price_ppm (side price: NO = 1 − YES for binary markets, see `side_prices`), value and priced
-    columns.
+def value_positions(positions: pd.DataFrame, prices: pd.DataFrame, *, at_bid: bool = False) -> pd.DataFrame:
+    """Adds price_ppm (side price: NO = 1 − YES for binary markets, see `side_prices`; with `at_bid`, the price
+    selling would fetch, `bid_side_prices`, from `prices` read with their quotes), value and priced columns.
 
     A position with no known price is valued at its cost basis (flagged unpriced), never at 0 or 0.5.
     """
@@ -60,7 +60,7 @@ def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFra
             df[c] = pd.Series(dtype="int64")
         df["priced"] = pd.Series(dtype=bool)
         return df
-    side = side_prices(prices).rename(columns={"price_ppm": "side"})
+    side = (bid_side_prices(prices) if at_bid else side_prices(prices)).rename(columns={"price_ppm": "side"})
     df = df.merge(side, on=["market_id", "outcome"], how="left")
     df["priced"] = df["side"].notna()
     price = df["side"].fillna(0).astype("int64").to_numpy()
@@ -68,6 +68,30 @@ def value_positions(positions: pd.DataFrame, prices: pd.DataFrame) -> pd.DataFra
     df["price_ppm"] = price
     df["value"] = np.where(df["priced"].to_numpy(), value, df["cost"].to_numpy(dtype=np.int64))
     return df.drop(columns=["side"])
+
+
+def bid_side_prices(quotes: pd.DataFrame) -> pd.DataFrame:
+    """What selling each side a position can hold would fetch (market_id, outcome, price_ppm): YES at the YES
+    snapshot's bid, NO at 1 − its ask (selling NO is buying YES back at the ask). Only YES snapshots record a bid
+    and an ask, so a side without one (a named outcome, a quote without a book) has no row here."""
+    yes = quotes[quotes["outcome"] == YES]
+    bid = pd.to_numeric(yes["bid_ppm"], errors="coerce")
+    ask = pd.to_numeric(yes["ask_ppm"], errors="coerce")
+    sides = [pd.DataFrame({"market_id": yes["market_id"][bid.notna()].to_numpy(), "outcome": YES,
+                           "price_ppm": bid[bid.notna()].astype("int64").to_numpy()}),
+             pd.DataFrame({"market_id": yes["market_id"][ask.notna()].to_numpy(), "outcome": NO,
+                           "price_ppm": complement_ppm(ask[ask.notna()].astype("int64").to_numpy())})]
+    return pd.concat(sides, ignore_index=True).astype({"price_ppm": "int64"})
+
+
+def bid_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
+               point_in_time: bool = False) -> pd.Series:
+    """Per agent with open positions (index agent_id): its positions marked at the bid (`bid_side_prices`, from
+    the latest snapshot fetched by `as_of`) in micro-USD, floor(shares × bid) as `domain.valuation.value_micros`
+    — `agent_values(..., at_bid=True)`; NaN when any of its positions has no recorded bid (its liquidation value is
+    then unknown, not guessed)."""
+    per = agent_values(session, as_of, cohort_ids, point_in_time=point_in_time, at_bid=True)
+    return per["positions_value"].astype(float).where(per["unpriced"] == 0).rename("value_at_bid")
 
 
 WORK_MEM = "256MB"
@@ -96,17 +120,20 @@ GROUP BY pos.agent_id
 
 
 def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *,
-                 point_in_time: bool = False) -> pd.DataFrame:
+                 point_in_time: bool = False, at_bid: bool = False) -> pd.DataFrame:
     """Per agent with open positions: positions_value (micro-USD), open_positions, unpriced — the sums of
     `value_positions(position_frame(...), price_frame(...))` (with `point_in_time`, of the positions the
     fills recorded by `as_of` made: `position_frame(..., as_of)`). On PostgreSQL the fold and the valuation run in
     the database (the same rules: `side_prices`, else cost basis; floor(shares × price) as in
     `domain.valuation.value_micros`), so a million positions never cross the wire: three statements — the
     markets held, their latest prices (`price_frame`), and one sorted fold that returns a row per agent;
-    elsewhere in pandas."""
+    elsewhere in pandas. With `at_bid`, every side is priced at what selling it would fetch (`bid_side_prices`)
+    and a position without a recorded bid counts as unpriced."""
     conn = session.connection()
     if conn.dialect.name == "postgresql":
-        side = side_prices(price_frame(session, as_of, fill_markets(session, cohort_ids)))
+        markets = fill_markets(session, cohort_ids)
+        side = (bid_side_prices(price_frame(session, as_of, markets, quotes=True)) if at_bid
+                else side_prices(price_frame(session, as_of, markets)))
         before = conn.execute(text("SELECT current_setting('enable_hashagg'), current_setting('enable_mergejoin')")).one()
         # (this transaction only) the fold's sorts stay in memory; no hash aggregation of 10⁶ groups, and no
         # merge join (it would sort the 10⁶ positions by market text to meet 4·10⁴ side prices)
@@ -125,7 +152,8 @@ def agent_values(session: Session, as_of: datetime, cohort_ids: Sequence[int], *
         df = rows_frame(rows, ["agent_id", "positions_value", "open_positions", "unpriced"])
         return df.astype("int64").set_index("agent_id")
     positions = position_frame(session, cohort_ids, as_of if point_in_time else None)
-    valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist()))
+    valued = value_positions(positions, price_frame(session, as_of, positions["market_id"].unique().tolist(),
+                                                    quotes=at_bid), at_bid=at_bid)
     valued["unpriced"] = (~valued["priced"].astype(bool)).astype("int64")
     return valued.groupby("agent_id").agg(
         positions_value=("value", "sum"), open_positions=("value", "size"), unpriced=("unpriced", "sum"))

@@ -169,6 +169,10 @@ _HEADLINE_COLUMNS = {
     "return_pct": ("Return", "return_pct"),
     "win_rate": ("Win rate", "win_rate"),
     "crowd_proxy": ("Crowd proxy", "crowd_proxy"),
+    "decision_value": ("Decision value", "decision_value"),
+    "pnl_at_bid": ("P/L at the bid", "pnl_at_bid"),
+    "sharpe": ("Sharpe (daily)", "sharpe"),
+    "max_drawdown": ("Max drawdown", "max_drawdown"),
 }
 
 
@@ -219,6 +223,14 @@ class BoardRow:
     same_as: str = ""  # the reference whose forecasts this seat's equal on every question ("" when none)
     n_asked: float = float("nan")  # questions asked / answered (NaN when the board does not count them)
     n_answered: float = float("nan")
+    # decision value (share of the bankroll per question) with its interval; risk of the daily marks; P/L at the bid
+    decision_value: float = float("nan")
+    decision_value_lo: float = float("nan")
+    decision_value_hi: float = float("nan")
+    sharpe: float = float("nan")
+    max_drawdown: float = float("nan")
+    risk_note: str = ""  # why the Sharpe ratio is missing ("" when it is not)
+    pnl_at_bid_micros: int | None = None
 
     @property
     def is_reference(self) -> bool:
@@ -269,6 +281,11 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
             crowd_proxy=num(rec.get("crowd_proxy")), coherence_gap=num(rec.get("coherence_gap")),
             contradicting_bets=num(rec.get("contradicting_bets")), same_as=twin_of(rec.get("same_as")),
             n_asked=num(rec.get("n_asked")), n_answered=num(rec.get("n_answered")),
+            decision_value=num(rec.get("decision_value")), decision_value_lo=num(rec.get("decision_value_lo")),
+            decision_value_hi=num(rec.get("decision_value_hi")), sharpe=num(rec.get("sharpe")),
+            max_drawdown=num(rec.get("max_drawdown")),
+            risk_note=rec["risk_note"] if isinstance(rec.get("risk_note"), str) else "",
+            pnl_at_bid_micros=_micros(rec.get("pnl_at_bid")),
         ))
     return tuple(out)
 

@@ -242,6 +242,7 @@ class MethodologyPage:
     min_tier_markets: int = 10
     tier_resolution: float = 5e-4
     leakage: WorkedExample | None = None  # the leakage audit's three rules, worked (`leakage_example`)
+    risk: tuple[WorkedExample, ...] = ()  # decision value, Sharpe and drawdown, P/L at the bid (`risk_examples`)
 
 
 def leakage_example() -> WorkedExample:
@@ -329,6 +330,8 @@ def headroom_example() -> WorkedExample:
 
 
 def methodology_context(engine: Engine) -> MethodologyPage:
+    from arena.web.risk_examples import risk_examples  # (it builds on WorkedExample, defined here)
+
     versions = tuple(VersionRow(v.name, v.value, v.where) for v in code_versions())
     stored = stored_versions(engine)
     metrics = tuple(MetricView(m.name, m.direction, m.unit, m.description)
@@ -338,4 +341,4 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
                            stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
-                           TIER_RESOLUTION, leakage_example())
+                           TIER_RESOLUTION, leakage_example(), risk=risk_examples())

@@ -35,7 +35,7 @@ from sqlmodel import Session
 
 from arena.cache.code import code_digest as package_digest
 from arena.store import fingerprints
-from arena.store.fingerprints import Marks, cohort_marks
+from arena.store.fingerprints import Marks, cohort_marks, without_snapshots
 from arena.store.memo import Recent
 from arena.store.page_marks import cohort_markets, cohort_page_marks, market_marks
 from arena.store.tables import AgentRow, CohortRow
@@ -83,7 +83,7 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
         for aid, cid in conn.execute(select(AgentRow.id, AgentRow.cohort_id).order_by(AgentRow.id)):
             agents[names[cid]].append(int(aid))
         frames = cohort_marks(s, ids, as_of, beside=engine)
-        tags = {cid: f"{cid}:{frames.get(cid)}" for cid in ids}
+        tags = {cid: f"{cid}:{without_snapshots(frames.get(cid))}" for cid in ids}  # (a daily mark moves no set)
         sets = _MARKET_SETS.get_many(tags.values())
         missing = [cid for cid in ids if tags[cid] not in sets]
         if missing:
@@ -100,8 +100,8 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
                for cid in ids}
     # a market's page shows every agent's fills and forecasts on it, with their agents' and cohorts' names: the
     # frames (fills, decisions, forecasts) and the cohort and agent rows (the page marks' first field) of the
-    # cohorts that touched it
-    activity = {cid: (frames.get(cid), pages[cid][0] if cid in pages else None) for cid in ids}
+    # cohorts that touched it (not their daily marks, which no market page shows)
+    activity = {cid: (without_snapshots(frames.get(cid)), pages[cid][0] if cid in pages else None) for cid in ids}
     return PageKeys(cohorts, dict(agents),
                     {m: _hash("market", m, markets[m], [(cid, activity[cid]) for cid in by]) for m, by in touching.items()},
                     {n: c for c, n in names.items()})

@@ -214,6 +214,8 @@ RANGES = {
     "bss_vs_market": (BSS_MARKET_MIN, 1), "implied_brier": (0, 1), "kelly_brier": (0, 1), "stated_brier": (0, 1),
     "bss_vs_0_25": (-3, 1), "win_rate": (0, 1), "crowd_proxy": (0, 1), "coherence_gap": (0, 1),
     "contradicting_bets": (0, 1),
+    # the rule loses at most its stake, which the cap bounds; a cheap contract can pay many times it
+    "decision_value": (-0.25, np.inf), "decision_value_lo": (-0.25, np.inf), "decision_value_hi": (-0.25, np.inf),
 }
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
@@ -249,6 +251,8 @@ def test_every_board_value_stays_in_its_documented_range(questions, bet_rows):
             assert ((x >= lo - 1e-12) & (x <= hi + 1e-12)).all(), (col, x)
         both = board[["forecast_brier", "forecast_brier_lo", "forecast_brier_hi"]].dropna().to_numpy(dtype=float)
         assert ((both[:, 1] <= both[:, 0] + 1e-12) & (both[:, 0] <= both[:, 2] + 1e-12)).all()
+        dv = board[["decision_value", "decision_value_lo", "decision_value_hi"]].dropna().to_numpy(dtype=float)
+        assert ((dv[:, 1] <= dv[:, 0] + 1e-12) & (dv[:, 0] <= dv[:, 2] + 1e-12)).all()
 
 
 # -- the bootstrap across cohorts -------------------------------------------------------------------------------
