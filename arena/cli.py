@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from arena.cli_args import (DB_HELP, ArenaArgumentParser, count, non_negative_int, parse_at, parse_day, path_arg,
@@ -679,6 +679,7 @@ FORMATS = ("text", "csv", "json")
 def _leaderboard(args: argparse.Namespace) -> int:
     from arena.report import hint, legend, render_boards
     from arena.scoring.board import RANK_CHOICES
+    from arena.read.breakdown import check_categories
     from arena.read.standings import boards_csv, check_cohort_names, standings
     from arena.store.engine import open_existing_store
 
@@ -692,12 +693,14 @@ def _leaderboard(args: argparse.Namespace) -> int:
     if args.bootstrap < 1:
         raise InputError(f"--bootstrap must be at least 1 draw, got {args.bootstrap}",
                          fix="give --bootstrap N with N ≥ 1 (default 1000)")
+    questions = _question_filter(args)
     as_of = args.as_of or datetime.now(timezone.utc)
     engine = open_existing_store(args.db)
     try:
         check_cohort_names(engine, args.cohort or None)
+        check_categories(engine, args.category or None)
         boards = standings(engine, as_of, rank_by=rank_by, cohort_names=args.cohort or None,
-                           n_boot=args.bootstrap, seed=args.seed, track=args.track)
+                           n_boot=args.bootstrap, seed=args.seed, track=args.track, questions=questions)
     finally:
         engine.dispose()
     if args.format == "json":
@@ -712,10 +715,34 @@ def _leaderboard(args: argparse.Namespace) -> int:
         print("no cohorts yet")
         return 0
     shown = render_boards(boards, overall=not args.cohort, wide=args.wide)
+    if questions is not None:
+        print(f"limited to {questions.describe()} (money columns are empty on a filtered board)")
     print(shown.text)
     print()
     print(legend() if args.legend else hint(shown))
     return 0
+
+
+def _day(text: str | None, flag: str) -> date | None:
+    """A YYYY-MM-DD day given to `flag`, or an InputError saying how to write it."""
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{flag} {text!r} is not a date", fix="write it as YYYY-MM-DD, e.g. 2026-01-05") from None
+
+
+def _question_filter(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The leaderboard's --from/--until/--category as a `scoring.question_filter.QuestionFilter` (None: none
+    given); InputError on a bad date or a window that ends before it starts."""
+    from arena.scoring.question_filter import QuestionFilter
+
+    start, end = _day(args.date_from, "--from"), _day(args.date_until, "--until")
+    if start is not None and end is not None and start > end:
+        raise InputError(f"--from {start} is after --until {end}", fix="give --from on or before --until")
+    questions = QuestionFilter(start, end, tuple(dict.fromkeys(args.category or ())))
+    return questions if questions.active else None
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -931,6 +958,13 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     lb.add_argument("--track", choices=["model", "agent"], default=None,
                     help="only the agents of this track: model (no tools) or agent (with tools)")
+    lb.add_argument("--from", dest="date_from", default=None, metavar="D",
+                    help="only the questions whose round was decided on day D (YYYY-MM-DD, UTC) or later")
+    lb.add_argument("--until", dest="date_until", default=None, metavar="D",
+                    help="only the questions whose round was decided on day D (YYYY-MM-DD, UTC) or earlier")
+    lb.add_argument("--category", action="append", metavar="C",
+                    help="only the questions on markets of category C (repeatable; 'uncategorized' for none; an "
+                         "unknown one is refused with the list). A filtered board leaves the money columns empty")
     lb.add_argument("--wide", action="store_true",
                     help="text: every column, however wide (default: the columns that fit the terminal — COLUMNS, "
                          "else the terminal's width, else 100 — in priority order)")
