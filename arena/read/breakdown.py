@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.clock import utc
-from arena.scoring.breakdown import skill_by_category, skill_by_horizon, with_groups
+from arena.scoring.breakdown import breakdown_records, skill_by_category, skill_by_horizon, with_groups
 from arena.scoring.headline import score_forecasts
 from arena.scoring.question_filter import UNCATEGORIZED, QuestionFilter, category_name
 from arena.store.frames import rows_frame
@@ -102,6 +102,28 @@ def scored_with_facts(session: Session, forecasts: pd.DataFrame, as_of: datetime
     return scored.merge(facts.drop(columns=["market_id"]), on=["cohort", "question"], how="left")
 
 
+def seat_breakdowns(engine: Engine, as_of: datetime, cohorts: Sequence[tuple[int, str]]
+                    ) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """cohort name → {"skill_by_horizon", "skill_by_category"}: per seat of the cohort (references included), as
+    JSON rows (`scoring.breakdown.breakdown_records`), from the cohorts' forecast sets as of `as_of`."""
+    from arena.cache.frame_cache import cohort_frames
+
+    if not cohorts:
+        return {}
+    forecasts = cohort_frames(engine, list(cohorts), as_of).forecasts
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {name: {"skill_by_horizon": [], "skill_by_category": []}
+                                                       for _, name in cohorts}
+    if not len(forecasts):
+        return out
+    with Session(engine) as s:
+        scored = scored_with_facts(s, forecasts, as_of)
+    for kind, table in breakdowns(scored, within=("cohort",)).items():
+        for name, part in table.groupby("cohort", sort=False):
+            out.setdefault(str(name), {"skill_by_horizon": [], "skill_by_category": []})[kind] = breakdown_records(
+                part.drop(columns=["cohort"]))
+    return out
+
+
 def model_breakdowns(engine: Engine, forecasts: pd.DataFrame, as_of: datetime | None = None) -> dict[str, Any]:
     """Per model, pooled over cohorts: {"skill_by_horizon", "skill_by_category"} frames (agent = model)."""
     with Session(engine) as s:
@@ -110,4 +132,4 @@ def model_breakdowns(engine: Engine, forecasts: pd.DataFrame, as_of: datetime | 
 
 
 __all__ = ["FACT_COLUMNS", "breakdowns", "check_categories", "filter_questions", "known_categories",
-           "model_breakdowns", "scored_with_facts", "with_question_facts"]
+           "model_breakdowns", "scored_with_facts", "seat_breakdowns", "with_question_facts"]

@@ -122,6 +122,15 @@ def money(micros: Any, signed: bool = False, places: int = 2) -> str:
     return f"{sign}${q // scale:,}.{q % scale:0{places}d}"
 
 
+def usd(value: Any) -> str:
+    """A float USD ratio (a cost per resolved forecast, not a money fact) → "$1.23" from a dollar up, "$0.0016"
+    below; NaN or None → "—"."""
+    if _missing(value):
+        return DASH
+    v = float(value)
+    return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.4f}"
+
+
 def signed_money(micros: Any) -> str:
     return money(micros, signed=True)
 
@@ -197,6 +206,7 @@ def date(value: Any) -> str:
 FILTERS = {
     "money": money,
     "signed_money": signed_money,
+    "usd": usd,
     "number": number,
     "integer": integer,
     "percent": percent,

@@ -15,7 +15,8 @@ from arena.clock import utc
 from arena.read.standings import boards_json, standings as compute_boards
 from arena.read.statistics import cohort_statistics
 from arena.web.agent_page import agent_contexts
-from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_json, decomposition_json, leaderboard_json,
+from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, cohort_json, decomposition_json,
+                           frontier_json, leaderboard_json,
                            model_json)
 from arena.web.assets import STATIC
 from arena.web.cohort_page import cohort_contexts
@@ -57,6 +58,10 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         return "application/json; charset=utf-8", leaderboard_json(compute_boards(engine, as_of))
     if path == DECOMPOSITION_PATH:
         return "application/json; charset=utf-8", decomposition_json(engine, as_of)
+    if path == FRONTIER_PATH:
+        from arena.read.frontier import frontier_records, model_frontier
+
+        return "application/json; charset=utf-8", frontier_json(as_of, frontier_records(model_frontier(engine, as_of)))
     api = re.fullmatch(r"api/(cohorts|models)/([^/]+)\.json", path)
     if api is not None:
         return _api_page(engine, as_of, *api.groups())

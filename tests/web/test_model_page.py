@@ -178,16 +178,28 @@ def test_market_index_and_each_cohorts_markets(sim_arena, site):
             assert flags == sorted(flags, key=lambda f: f != "yes")
 
 
-def test_the_index_plots_cost_against_skill_for_models_with_a_reported_cost(sim_arena, site):
+def test_the_index_plots_the_cost_skill_frontier_for_models_with_a_reported_cost(sim_arena, site):
+    import json
+
     index = (site / "index.html").read_text(encoding="utf-8")
-    svg = index[index.index("Cost vs skill: total cost"):]
+    svg = index[index.index("Cost–skill frontier: USD per resolved forecast"):]
     svg = svg[: svg.index("</svg>")]
-    # the fixture records two priced calls (1,234 + 1,500 micro-USD) for one model: one point, at its cost
-    assert svg.count('class="marker model"') == 1
-    (title,) = re.findall(r"<title>([^<]+): ([^,]+), forecast Brier ([0-9.]+)</title>", svg)
-    assert title[1] == money(2_734)
-    boards = standings(sim_arena.engine, sim_arena.as_of)
-    assert float(title[2]) == round(float(boards.overall.set_index("model").loc[title[0], "forecast_brier"]), 3)
+    # the fixture records two priced calls (1,234 + 1,500 micro-USD) for one model: one point, at its cost per
+    # resolved forecast and its Brier − market as the overall board has them
+    assert svg.count('class="marker model') == 1
+    (title,) = re.findall(r"<title>([^<:]+): \$([0-9.]+)(?: \[[^\]]+\])? per resolved forecast, Brier − market ([-+0-9.]+)",
+                          svg)
+    row = standings(sim_arena.engine, sim_arena.as_of).overall.set_index("model").loc[title[0]]
+    assert float(title[1]) == round(2_734 / 1e6 / row["n_forecasts"], 4)
+    assert float(title[2]) == round(float(row["brier_minus_market"]), 3)
+    doc = json.loads((site / "api" / "frontier.json").read_text(encoding="utf-8"))
+    (priced,) = [r for r in doc["models"] if r["cost_usd"] is not None]
+    assert priced["model"] == title[0] and priced["on_frontier"] and priced["p_dominated"] == 0.0
+    assert priced["n_calls"] == 2 and priced["n_resolved"] == row["n_forecasts"]
+    model = json.loads((site / page_path("model_api", title[0])).read_text(encoding="utf-8"))
+    assert model["frontier"] == priced
+    page = (site / page_path("model", title[0])).read_text(encoding="utf-8")
+    assert 'id="p-dominated">0%<' in page
 
 
 def test_no_table_heads_two_columns_alike_and_no_shorthand_jargon(site):
