@@ -416,3 +416,37 @@ def test_the_index_links_each_models_latest_agents_and_the_rest_through_its_page
         assert text.count(f'<a href="{r.href}">1 earlier</a>') == 2  # headline and overall tables
     monkeypatch.setattr(index_page, "AGENT_LINKS", 5)
     assert "earlier</a>" not in render_path(sim_arena.engine, "index.html", sim_arena.as_of)[1]
+
+
+def test_model_and_cohort_json_carry_skill_by_horizon_and_category(sim_arena, site):
+    import json
+
+    from arena.read.statistics import cohort_statistics
+    from arena.scoring.breakdown import HORIZON_BUCKETS, breakdown_records
+
+    boards = json.loads((site / "api" / "leaderboard.json").read_text(encoding="utf-8"))
+    stats = cohort_statistics(sim_arena.engine, sim_arena.as_of, n_boot=20)
+    for cohort in boards["cohorts"]:  # per seat: the statistics page's tables, row for row
+        data = json.loads((site / page_path("cohort_api", cohort["name"])).read_text(encoding="utf-8"))
+        st = stats[cohort["name"]]
+        assert data["skill_by_horizon"] == breakdown_records(st.by_horizon.reset_index(drop=True))
+        assert data["skill_by_category"] == breakdown_records(st.by_category.reset_index(drop=True))
+    checked = 0
+    for row in boards["overall"]:
+        if row["kind"] == "reference":
+            continue
+        data = json.loads((site / page_path("model_api", row["model"])).read_text(encoding="utf-8"))
+        hz, cat = data["skill_by_horizon"], data["skill_by_category"]
+        assert [r["group"] for r in hz] == [b for b in HORIZON_BUCKETS if b in {r["group"] for r in hz}]
+        # every resolved question with a price is in one bucket and one category: the same total
+        assert sum(r["n_forecasts"] for r in hz) == sum(r["n_forecasts"] for r in cat) <= row["n_forecasts"]
+        if row["n_forecasts"]:
+            checked += 1
+            # pooled over categories, weighted by their (cohort, market) observations: the board's Brier − market
+            pooled = sum(r["brier_minus_market"] * r["n_markets"] for r in cat) / sum(r["n_markets"] for r in cat)
+            assert pooled == pytest.approx(row["brier_minus_market"], abs=1e-12)
+        page = (site / page_path("model", row["model"])).read_text(encoding="utf-8")
+        table = page[page.index('id="by-category"'):]
+        table = table[: table.index("</table>")]
+        assert table.count("<tr><td") == max(len(cat), 1)
+    assert checked >= 3
