@@ -4,7 +4,8 @@ pandas and the other scoring modules; no store, no clock).
 
 The unit of evidence is the market (`scoring.evidence`): within a group, one observation per (cohort, seat,
 market) — the mean over the market's rounds in that group of (Brier − the market price's Brier) — and the value
-is the mean of those observations, with a t interval clustered by market (`evidence.cluster_t_test`: a market
+is the mean of those observations, with a t interval clustered by market (`evidence.cluster_t_test`'s, for every
+group at once: a market
 asked by several cohorts is one piece of evidence). A market's rounds may fall in two horizon buckets (its first
 round 40 days before resolution, its last 25): it is then one observation in each. A category is the market's,
 so a market is in one category.
@@ -21,7 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.scoring.evidence import DEFAULT_LEVEL, cluster_t_test, market_rows
+from scipy import stats as sps
+
+from arena.scoring.evidence import DEFAULT_LEVEL, market_rows
 from arena.scoring.question_filter import category_name
 
 HORIZON_EDGES = (7.0, 30.0, 90.0)  # days: a bucket holds (previous edge, edge]
@@ -77,15 +80,25 @@ def skill_breakdown(scored: pd.DataFrame, by: str, *, within: Sequence[str] = ("
     obs = market_rows(rows, ("diff_market",), keys=("cohort", by))
     groups = list(order) if order is not None else sorted(pd.unique(obs[by]).tolist())
     rank = {g: i for i, g in enumerate(groups)}
-    out = []
-    for key, part in obs.groupby([*within, "agent", by], sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        t = cluster_t_test(part["diff_market"].to_numpy(dtype=float), part["market_id"].to_numpy(), level)
-        out.append({**dict(zip(within, key[:len(within)])), "agent": key[len(within)], "group": key[-1],
-                    "n_markets": int(len(part)), "n_forecasts": int(part["n_rounds"].sum()),
-                    "brier_minus_market": t.estimate, "brier_minus_market_lo": t.ci_low,
-                    "brier_minus_market_hi": t.ci_high})
-    table = pd.DataFrame(out, columns=cols)
+    key = [*within, "agent", by]
+    # `evidence.cluster_t_test` for every group at once: per group the clusters' (markets') sums D and counts n
+    clusters = obs.groupby([*key, "market_id"], sort=True).agg(d=("diff_market", "sum"), n=("diff_market", "size"))
+    per = obs.groupby(key, sort=True).agg(n_markets=("diff_market", "size"), n_forecasts=("n_rounds", "sum"),
+                                          brier_minus_market=("diff_market", "mean"))
+    est = per["brier_minus_market"].reindex(clusters.index.droplevel("market_id")).to_numpy()
+    resid = clusters.assign(r=(clusters["d"].to_numpy() - est * clusters["n"].to_numpy()) ** 2)
+    by_group = resid.groupby(level=list(range(len(key))), sort=True).agg(g=("n", "size"), ss=("r", "sum"))
+    g = by_group["g"].to_numpy(dtype=float)
+    n = per["n_markets"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(np.maximum(g / (g - 1) * by_group["ss"].to_numpy() / n ** 2, 0.0))
+        half = np.where(g >= 2, sps.t.ppf(0.5 + level / 2.0, np.maximum(g - 1, 1)) * se, np.nan)
+    m = per["brier_minus_market"].to_numpy(dtype=float)
+    half = np.where(se <= 1e-15 * np.maximum(1.0, np.abs(m)), np.where(g >= 2, 0.0, np.nan), half)
+    table = per.reset_index().rename(columns={by: "group"}).assign(
+        brier_minus_market_lo=m - half, brier_minus_market_hi=m + half)[cols]
+    table["n_markets"] = table["n_markets"].astype(np.int64)
+    table["n_forecasts"] = table["n_forecasts"].astype(np.int64)
     if not len(table):
         return table
     table["_g"] = table["group"].map(lambda g: rank.get(g, len(rank)))

@@ -87,3 +87,33 @@ def test_question_filter_window_and_categories():
     assert QuestionFilter().to_json() is None
     with pytest.raises(ValueError):
         QuestionFilter(date(2026, 2, 1), date(2026, 1, 1))
+
+
+def test_the_intervals_are_the_clustered_t_test_of_evidence():
+    """Every group's interval equals `evidence.cluster_t_test` on its observations (markets as clusters)."""
+    from arena.scoring.evidence import cluster_t_test, market_rows
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for cohort in ("c1", "c2"):
+        for k in range(12):
+            for rnd in ("r1", "r2"):
+                rows.append({"cohort": cohort, "agent": "s", "market_id": f"m{k}", "question": f"m{k}@{rnd}",
+                             "probability": float(rng.uniform(0.05, 0.95)), "market_price": 0.5,
+                             "outcome_yes": float(k % 2), "decided_at": T0,
+                             "resolved_at": T0 + timedelta(days=5 + 10 * (k % 3)),
+                             "category": ["a", "b"][k % 2]})
+    scored = _with_facts(pd.DataFrame(rows))
+    for within in (("cohort",), ()):
+        t = skill_by_category(scored, within=within)
+        seat = scored[scored["agent"] == "s"]
+        for rec in t[t["agent"] == "s"].to_dict("records"):
+            part = seat[seat["category"] == rec["group"]]
+            if within:
+                part = part[part["cohort"] == rec["cohort"]]
+            obs = market_rows(part, ("diff_market",), keys=("cohort",))
+            ref = cluster_t_test(obs["diff_market"], obs["market_id"])
+            assert rec["n_markets"] == ref.n
+            assert rec["brier_minus_market"] == pytest.approx(ref.estimate, abs=1e-12)
+            assert rec["brier_minus_market_lo"] == pytest.approx(ref.ci_low, abs=1e-12)
+            assert rec["brier_minus_market_hi"] == pytest.approx(ref.ci_high, abs=1e-12)
