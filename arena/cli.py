@@ -694,6 +694,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
         raise InputError(f"--bootstrap must be at least 1 draw, got {args.bootstrap}",
                          fix="give --bootstrap N with N ≥ 1 (default 1000)")
     questions = _question_filter(args)
+    if questions is not None and rank_by in ("pnl", "return_pct"):
+        raise InputError(f"--rank-by {rank_by} ranks by money, which --from/--until/--category cannot split by "
+                         "question", fix="rank a filtered board by a forecast score, e.g. --rank-by forecast_brier")
     as_of = args.as_of or datetime.now(timezone.utc)
     engine = open_existing_store(args.db)
     try:

@@ -133,6 +133,9 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     computed from the frames without the board caches, whose keys do not name a filter."""
     check_rank_by(rank_by)
     questions = questions if questions is not None and questions.active else None
+    if questions is not None and rank_by in MONEY_COLUMNS:
+        raise ValueError(f"a board limited to some questions cannot be ranked by {rank_by}: money is not split by "
+                         "question")
     if track is not None and track not in TRACKS:
         raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS)}")
     as_of = utc(as_of)
@@ -174,6 +177,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                                           scope=f"track={track}")
     else:
         per_cohort = {c: ("", rows) for c, rows in cohort_boards(forecasts, bets, ports, **opts).items()}
+    if questions is not None:
+        per_cohort = {c: (key, _without_money(rows)) for c, (key, rows) in per_cohort.items()}
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
@@ -201,6 +206,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                                        engine=engine, now=as_of)
     else:
         overall = overall_board(forecasts, bets, ports, **opts)
+    if questions is not None:
+        overall = _without_money(overall)
     by_model: dict[str, set[str]] = {}
     for (_, agent), t in seat_track.items():
         by_model.setdefault(agent, set()).add(t)
@@ -218,9 +225,9 @@ def filtered_frames(engine: Engine, as_of: datetime, questions: QuestionFilter, 
                     bets: pd.DataFrame, ports: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The standings' frames limited to `questions`: the forecast-set rows of the questions it keeps (by their
     round's decision day and market category, `read.breakdown.with_question_facts`); the bets placed in the
-    window on markets of those categories; and no portfolios — a cohort's cash and P/L are not split by question,
-    so a filtered board's money columns are empty (null), never a whole cohort's money beside a part of its
-    forecasts."""
+    window on markets of those categories; and the portfolios as they are, which give every seat its row —
+    `standings` then empties the money columns (`MONEY_COLUMNS`): a cohort's cash and P/L are not split by
+    question, and a whole cohort's money beside a part of its forecasts would read as the part's."""
     from arena.read.breakdown import FACT_COLUMNS, filter_questions, with_question_facts
 
     with Session(engine) as s:
@@ -230,7 +237,15 @@ def filtered_frames(engine: Engine, as_of: datetime, questions: QuestionFilter, 
                 MarketRow.id.in_(sorted(pd.unique(bets["market_id"]).tolist())))).all())  # type: ignore[attr-defined]
             bets = bets[questions.mask(bets["at"], [cats.get(m) or "" for m in bets["market_id"]])].reset_index(
                 drop=True)
-    return f, bets, ports.iloc[:0]
+    return f, bets, ports
+
+MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
+
+
+def _without_money(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` with MONEY_COLUMNS null (a filtered board's)."""
+    return rows.assign(**{c: np.nan for c in MONEY_COLUMNS if c in rows.columns})
+
 
 
 def _with_track(rows: pd.DataFrame, tracks: list[str | None], n_leaked: list[int] | None = None) -> pd.DataFrame:

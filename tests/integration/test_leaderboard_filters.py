@@ -76,6 +76,13 @@ def test_window_and_category_select_the_right_questions(three, capsys):
     both = _board(capsys, url, "--category", "sports", "--category", "politics", "--from", lo.isoformat())
     assert both["filter"]["categories"] == ["politics", "sports"]
     assert _half_asked(both) == {c: n for c, n in _asked(engine, lo, None, {"sports", "politics"}).items() if n}
+    # a window with no question: every seat keeps its row, with nothing scored (null, never 0)
+    empty = _board(capsys, url, "--from", "2099-01-01")
+    assert [c["name"] for c in empty["cohorts"]] == [c["name"] for c in whole["cohorts"]]
+    for c in empty["cohorts"]:
+        assert {r["agent"] for r in c["rows"]} <= {r["agent"] for r in next(
+            w for w in whole["cohorts"] if w["name"] == c["name"])["rows"]}
+        assert all(r["n_asked"] == 0 and r["forecast_brier"] is None and r["pnl"] is None for r in c["rows"])
     # the unfiltered boards after the filtered ones are the same (a filter reaches no cache)
     assert _board(capsys, url) == whole
 
@@ -85,6 +92,7 @@ def test_window_and_category_select_the_right_questions(three, capsys):
     (["--until", "soon"], "--until 'soon' is not a date"),
     (["--from", "2026-02-01", "--until", "2026-01-01"], "--from 2026-02-01 is after --until 2026-01-01"),
     (["--category", "astrology"], "unknown category 'astrology'"),
+    (["--category", "sports", "--rank-by", "pnl"], "--rank-by pnl ranks by money"),
 ])
 def test_bad_filters_are_one_line_and_exit_2(three, capsys, args, words):
     url, _ = three
