@@ -123,12 +123,14 @@ def money(micros: Any, signed: bool = False, places: int = 2) -> str:
 
 
 def usd(value: Any) -> str:
-    """A float USD ratio (a cost per resolved forecast, not a money fact) → "$1.23" from a dollar up, "$0.0016"
-    below; NaN or None → "—"."""
+    """A float USD ratio (a cost per resolved forecast, not a money fact) → "$1.23" from a dollar up, two
+    significant digits below ("$0.0016", "$0.000051"); NaN or None → "—"."""
     if _missing(value):
         return DASH
     v = float(value)
-    return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.4f}"
+    if abs(v) >= 1 or v == 0:
+        return f"${v:,.2f}"
+    return f"${v:.{max(2, 1 - math.floor(math.log10(abs(v))))}f}"  # two significant digits: $0.0016, $0.000051
 
 
 def signed_money(micros: Any) -> str:

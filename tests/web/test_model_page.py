@@ -181,6 +181,8 @@ def test_market_index_and_each_cohorts_markets(sim_arena, site):
 def test_the_index_plots_the_cost_skill_frontier_for_models_with_a_reported_cost(sim_arena, site):
     import json
 
+    from arena.web.env import usd
+
     index = (site / "index.html").read_text(encoding="utf-8")
     svg = index[index.index("Cost–skill frontier: USD per resolved forecast"):]
     svg = svg[: svg.index("</svg>")]
@@ -190,7 +192,7 @@ def test_the_index_plots_the_cost_skill_frontier_for_models_with_a_reported_cost
     (title,) = re.findall(r"<title>([^<:]+): \$([0-9.]+)(?: \[[^\]]+\])? per resolved forecast, Brier − market ([-+0-9.]+)",
                           svg)
     row = standings(sim_arena.engine, sim_arena.as_of).overall.set_index("model").loc[title[0]]
-    assert float(title[1]) == round(2_734 / 1e6 / row["n_forecasts"], 4)
+    assert "$" + title[1] == usd(2_734 / 1e6 / row["n_forecasts"])
     assert float(title[2]) == round(float(row["brier_minus_market"]), 3)
     doc = json.loads((site / "api" / "frontier.json").read_text(encoding="utf-8"))
     (priced,) = [r for r in doc["models"] if r["cost_usd"] is not None]
