@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from arena.cli_args import (DB_HELP, ArenaArgumentParser, count, non_negative_int, parse_at, parse_day, path_arg,
@@ -726,26 +726,21 @@ def _leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _day(text: str | None, flag: str) -> date | None:
-    """A YYYY-MM-DD day given to `flag`, or an InputError saying how to write it."""
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{flag} {text!r} is not a date", fix="write it as YYYY-MM-DD, e.g. 2026-01-05") from None
-
-
 def _question_filter(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The leaderboard's --from/--until/--category as a `scoring.question_filter.QuestionFilter` (None: none
     given); InputError on a bad date or a window that ends before it starts."""
-    from arena.scoring.question_filter import QuestionFilter
+    from arena.scoring.question_filter import parse_day, question_filter
 
-    start, end = _day(args.date_from, "--from"), _day(args.date_until, "--until")
-    if start is not None and end is not None and start > end:
-        raise InputError(f"--from {start} is after --until {end}", fix="give --from on or before --until")
-    questions = QuestionFilter(start, end, tuple(dict.fromkeys(args.category or ())))
-    return questions if questions.active else None
+    for text, flag in ((args.date_from, "--from"), (args.date_until, "--until")):
+        try:
+            parse_day(text, flag)
+        except ValueError:
+            raise InputError(f"{flag} {text!r} is not a date", fix="write it as YYYY-MM-DD, e.g. 2026-01-05") from None
+    try:
+        return question_filter(args.date_from, args.date_until, args.category)
+    except ValueError:  # (both days parse: the window ends before it starts)
+        raise InputError(f"--from {args.date_from} is after --until {args.date_until}",
+                         fix="give --from on or before --until") from None
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -85,4 +85,24 @@ class QuestionFilter:
         return " ".join(parts)
 
 
-__all__ = ["UNCATEGORIZED", "QuestionFilter", "category_name"]
+def parse_day(text: str | None, name: str) -> date | None:
+    """A YYYY-MM-DD day given as `name` (None when not given); ValueError saying how to write it."""
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{name} {text!r} is not a date: write it as YYYY-MM-DD, e.g. 2026-01-05") from None
+
+
+def question_filter(start: str | None, end: str | None, categories: Any = ()) -> QuestionFilter | None:
+    """The filter of these words (None when none is given); ValueError on a bad day or a window ending before it
+    starts."""
+    a, b = parse_day(start, "from"), parse_day(end, "until")
+    if a is not None and b is not None and a > b:
+        raise ValueError(f"from {a} is after until {b}: give from on or before until")
+    f = QuestionFilter(a, b, tuple(dict.fromkeys(categories or ())))
+    return f if f.active else None
+
+
+__all__ = ["UNCATEGORIZED", "QuestionFilter", "category_name", "parse_day", "question_filter"]
