@@ -61,6 +61,7 @@ JSON_FIELDS = (
     # other proper scores and difficulty-adjusted scores on the forecast set (scoring.board)
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
 )
+MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
                "n_cohorts")
 
@@ -238,8 +239,6 @@ def filtered_frames(engine: Engine, as_of: datetime, questions: QuestionFilter, 
             bets = bets[questions.mask(bets["at"], [cats.get(m) or "" for m in bets["market_id"]])].reset_index(
                 drop=True)
     return f, bets, ports
-
-MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
 
 
 def _without_money(rows: pd.DataFrame) -> pd.DataFrame:
