@@ -76,14 +76,15 @@ def frontier_example() -> WorkedExample:
 
     def row(m: str) -> tuple[str, str]:
         r = t.loc[m]
-        return (f"{m}: ${r['cost_usd']:.4f} [{r['cost_usd_lo']:.4f}, {r['cost_usd_hi']:.4f}] per forecast, "
+        return (f"{m}: {usd(r['cost_usd'])} [{usd(r['cost_usd_lo'])}, {usd(r['cost_usd_hi'])}] per forecast, "
                 f"Brier − market {r['brier_minus_market']:+.3f} [{r['brier_minus_market_lo']:+.3f}, "
                 f"{r['brier_minus_market_hi']:+.3f}]",
                 f"{'on the frontier' if r['on_frontier'] else 'dominated'}, P(dominated) {r['p_dominated']:.0%}")
     return WorkedExample(
         "The cost–skill frontier and P(dominated)",
-        f"Three models answer the same {n} resolved markets over 40 calls each: 'small' costs about $0.0002 a call, "
-        "'large' $0.0030 and 'middling' $0.0025; their Brier − market is about −0.01, −0.04 and +0.01.",
+        f"Three models answer the same {n} resolved markets, each with 40 calls (two per resolved forecast): 'small' "
+        "costs about $0.00024 a call, 'large' $0.0036 and 'middling' $0.0030; their Brier − market is about −0.01, "
+        "−0.04 and +0.01.",
         tuple(row(m) for m in ("small", "large", "middling")),
         "'small' and 'large' are both on the frontier — one is cheaper, the other better. 'middling' costs more "
         "than 'small' and forecasts worse: in nearly every joint draw (calls resampled for the cost, markets for "
