@@ -213,8 +213,9 @@ def _breakdown_tables(st: Any) -> list[StatsTable]:
     keep = [c for c, _, _ in _BREAKDOWN_COLUMNS]
     common = ("One observation per resolved market in the group (the mean over its rounds there) of the seat's Brier "
               "minus the market price's; < 0 beats the market. 95% t interval clustered by market (— below two "
-              "markets). Only these questions can be chosen on the command line: `arena leaderboard --from D "
-              "--until D --category C` ranks the boards on a window of decision days and on categories.")
+              "markets). To rank the boards on such a part of the questions: `arena leaderboard --from D --until D "
+              "--category C` (a window of decision days, categories), or the live site's "
+              "api/leaderboard.json?from=D&until=D&category=C.")
     out = []
     for title, what, note, table in (
             ("Skill by horizon: Brier − market by days from decision to resolution", "days to resolution",

@@ -153,4 +153,4 @@ def test_skill_by_horizon_and_category_tables_per_seat(sim_arena):
         section = text[text.index(title):]
         section = section[: section.index("</table>")]
         assert section.count("<tr><td") == len(table)
-    assert "arena leaderboard --from D --until D --category C" in text
+    assert "arena leaderboard --from D --until D --category C" in text and "api/leaderboard.json?from=D" in text
