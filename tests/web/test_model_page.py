@@ -452,3 +452,28 @@ def test_model_and_cohort_json_carry_skill_by_horizon_and_category(sim_arena, si
         table = table[: table.index("</table>")]
         assert table.count("<tr><td") == max(len(cat), 1)
     assert checked >= 3
+
+
+def test_a_hostile_model_name_on_the_frontier_is_text(sim_arena):
+    """The frontier's chart and table on the index and the model page print a model's name as text."""
+    from sqlalchemy import update
+    from sqlmodel import Session, select
+
+    from arena.store.tables import AgentRow, DecisionRow, ModelCallRow
+    from arena.web.env import render_page
+    from arena.web.index_page import index_context
+    from arena.web.model_page import model_contexts
+
+    hostile = "<b>evil</b> & co"
+    with Session(sim_arena.engine) as s:
+        priced = s.exec(select(AgentRow.name).join(DecisionRow, DecisionRow.agent_id == AgentRow.id)
+                        .join(ModelCallRow, ModelCallRow.decision_id == DecisionRow.id)).first()
+        s.exec(update(AgentRow).where(AgentRow.name == priced).values(name=hostile))
+        s.commit()
+    page = index_context(sim_arena.engine, sim_arena.as_of)
+    assert [r["model"] for r in page.frontier] == [hostile]
+    for text in (render_page("index.html", page, "index.html"),
+                 render_page("model.html", model_contexts(sim_arena.engine, sim_arena.as_of, [hostile])[hostile],
+                             page_path("model", hostile))):
+        section = text[text.index('id="frontier"'):]
+        assert "&lt;b&gt;evil&lt;/b&gt; &amp; co" in section and "<b>evil" not in section
