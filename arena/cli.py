@@ -684,6 +684,7 @@ FORMATS = ("text", "csv", "json")
 def _leaderboard(args: argparse.Namespace) -> int:
     from arena.report import hint, legend, render_boards
     from arena.scoring.board import RANK_CHOICES
+    from arena.read.breakdown import check_categories
     from arena.read.standings import boards_csv, check_cohort_names, standings
     from arena.store.engine import open_existing_store
 
@@ -697,12 +698,17 @@ def _leaderboard(args: argparse.Namespace) -> int:
     if args.bootstrap < 1:
         raise InputError(f"--bootstrap must be at least 1 draw, got {args.bootstrap}",
                          fix="give --bootstrap N with N ≥ 1 (default 1000)")
+    questions = _question_filter(args)
+    if questions is not None and rank_by in ("pnl", "return_pct"):
+        raise InputError(f"--rank-by {rank_by} ranks by money, which --from/--until/--category cannot split by "
+                         "question", fix="rank a filtered board by a forecast score, e.g. --rank-by forecast_brier")
     as_of = args.as_of or datetime.now(timezone.utc)
     engine = open_existing_store(args.db)
     try:
         check_cohort_names(engine, args.cohort or None)
+        check_categories(engine, args.category or None)
         boards = standings(engine, as_of, rank_by=rank_by, cohort_names=args.cohort or None,
-                           n_boot=args.bootstrap, seed=args.seed, track=args.track)
+                           n_boot=args.bootstrap, seed=args.seed, track=args.track, questions=questions)
     finally:
         engine.dispose()
     if args.format == "json":
@@ -717,10 +723,29 @@ def _leaderboard(args: argparse.Namespace) -> int:
         print("no cohorts yet")
         return 0
     shown = render_boards(boards, overall=not args.cohort, wide=args.wide)
+    if questions is not None:
+        print(f"limited to {questions.describe()} (money columns are empty on a filtered board)")
     print(shown.text)
     print()
     print(legend() if args.legend else hint(shown))
     return 0
+
+
+def _question_filter(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The leaderboard's --from/--until/--category as a `scoring.question_filter.QuestionFilter` (None: none
+    given); InputError on a bad date or a window that ends before it starts."""
+    from arena.scoring.question_filter import parse_day, question_filter
+
+    for text, flag in ((args.date_from, "--from"), (args.date_until, "--until")):
+        try:
+            parse_day(text, flag)
+        except ValueError:
+            raise InputError(f"{flag} {text!r} is not a date", fix="write it as YYYY-MM-DD, e.g. 2026-01-05") from None
+    try:
+        return question_filter(args.date_from, args.date_until, args.category)
+    except ValueError:  # (both days parse: the window ends before it starts)
+        raise InputError(f"--from {args.date_from} is after --until {args.date_until}",
+                         fix="give --from on or before --until") from None
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -936,6 +961,13 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws")
     lb.add_argument("--track", choices=["model", "agent"], default=None,
                     help="only the agents of this track: model (no tools) or agent (with tools)")
+    lb.add_argument("--from", dest="date_from", default=None, metavar="D",
+                    help="only the questions whose round was decided on day D (YYYY-MM-DD, UTC) or later")
+    lb.add_argument("--until", dest="date_until", default=None, metavar="D",
+                    help="only the questions whose round was decided on day D (YYYY-MM-DD, UTC) or earlier")
+    lb.add_argument("--category", action="append", metavar="C",
+                    help="only the questions on markets of category C (repeatable; 'uncategorized' for none; an "
+                         "unknown one is refused with the list). A filtered board leaves the money columns empty")
     lb.add_argument("--wide", action="store_true",
                     help="text: every column, however wide (default: the columns that fit the terminal — COLUMNS, "
                          "else the terminal's width, else 100 — in priority order)")

@@ -41,6 +41,13 @@ mean (the planted effect) is E[(f_A − p)² − (f_B − p)²], computed by Mon
    forecaster answering an overlapping subset of 150 in which the better forecasters get the hard questions
    (|p − 0.5| < 0.25) more often; Spearman between the true skill order and the order of raw Brier vs the
    difficulty-adjusted Brier vs the IRT skill (arena.scoring.irt: Rasch model of beating the question's median).
+5. The cost–skill frontier (arena.scoring.frontier, issue 31 item 2): per run, 200 questions answered by a market
+   (sd 0.6) and three models — "cheap" (sd 0.5, $0.001 a call), "dear-worse" (sd 0.8, $0.002: truly dominated by
+   cheap) and "dear-better" (sd 0.3, $0.003: a true trade-off, not dominated) —, one call per question with a
+   lognormal cost (sigma 0.5) around the model's mean. Coverage of each model's planted Brier − market
+   (E[(f − p)² − (f_market − p)²], Monte Carlo) and of its planted cost per resolved forecast by the 95 %
+   intervals, and p_dominated: its mean per model and the share of runs above 0.5 (for dear-worse: the power to
+   call a dominated model dominated; for the others: false alarms).
 """
 
 from __future__ import annotations
@@ -280,6 +287,41 @@ def difficulty(reps: int, rng: np.random.Generator) -> None:
           f"{np.mean(rho_irt):.3f} (median {np.median(rho_irt):.3f})")
 
 
+def frontier_validity(runs: int, n_q: int, n_boot: int, rng: np.random.Generator) -> None:
+    from arena.scoring.frontier import cost_skill_frontier
+
+    sd_market = 0.6
+    models = {"cheap": (0.5, 1_000.0), "dear-worse": (0.8, 2_000.0), "dear-better": (0.3, 3_000.0)}
+    sigma = 0.5  # lognormal cost per call; its mean is the model's mean cost
+    skill = {m: planted_effect(sd, sd_market, rng) for m, (sd, _) in models.items()}
+    cover_s = {m: [] for m in models}
+    cover_c = {m: [] for m in models}
+    p_dom = {m: [] for m in models}
+    t0 = time.perf_counter()
+    for r in range(runs):
+        p, y = questions(n_q, rng)
+        market = forecast(p, sd_market, rng)
+        obs, calls = [], []
+        for m, (sd, cost) in models.items():
+            f = forecast(p, sd, rng)
+            obs.append(pd.DataFrame({"agent": m, "market_id": np.arange(n_q),
+                                     "diff_market": (f - y) ** 2 - (market - y) ** 2}))
+            calls.append(pd.DataFrame({"agent": m, "cost_micros": cost * rng.lognormal(-sigma ** 2 / 2, sigma, n_q)}))
+        t = cost_skill_frontier(pd.concat(obs, ignore_index=True), pd.concat(calls, ignore_index=True),
+                                {m: n_q for m in models}, n_boot=n_boot, seed=r).set_index("model")
+        for m, (_, cost) in models.items():
+            cover_s[m].append(t.at[m, "brier_minus_market_lo"] <= skill[m] <= t.at[m, "brier_minus_market_hi"])
+            cover_c[m].append(t.at[m, "cost_usd_lo"] <= cost / 1e6 <= t.at[m, "cost_usd_hi"])
+            p_dom[m].append(t.at[m, "p_dominated"])
+    print(f"\n5. Cost–skill frontier: {runs} runs of {n_q} questions, {n_boot} draws "
+          f"({(time.perf_counter() - t0) / runs * 1000:.0f} ms per run)")
+    for m, (sd, cost) in models.items():
+        pd_m = np.asarray(p_dom[m])
+        print(f"   {m:<12} sd {sd}, ${cost / 1e6:.4f} a call, planted Brier − market {skill[m]:+.4f}: skill interval "
+              f"covers {np.mean(cover_s[m]):.1%}, cost interval {np.mean(cover_c[m]):.1%}; p_dominated mean "
+              f"{pd_m.mean():.3f}, > 0.5 in {np.mean(pd_m > 0.5):.1%} of runs")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer cohorts and draws (seconds, for make bench)")
@@ -309,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     replicate_coverage(cohorts=100 if q else 1000, n_q=200, k=3, n_boot=500 if q else 1000, rng=rng)
     meta_coverage(reps=200 if q else 2000, n_q=150, rng=rng)
     difficulty(reps=20 if q else 200, rng=rng)
+    # (its own stream, so its figures do not move with the sections before it)
+    frontier_validity(runs=100 if q else 1000, n_q=200, n_boot=500 if q else 1000,
+                      rng=np.random.default_rng([args.seed, 5]))
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -1,11 +1,13 @@
 """What a model's calls cost: calls, tokens and the reported cost (exact micro-USD) summed over every seat that
-model held, and the cost per resolved forecast. Reads the stored model calls; never writes."""
+model held, and the cost per resolved forecast; and each call's cost, for the cost–skill frontier. Reads the
+stored model calls; never writes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
@@ -39,3 +41,17 @@ def model_costs(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
     with engine.connect() as conn:
         return {str(n): Cost(int(c), int(p), int(t), None if cost is None else int(cost), 0)
                 for n, c, p, t, cost in conn.execute(q).all()}
+
+
+def call_costs(engine: Engine, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per stored model call: agent (the model: its seat's name) and cost_micros (float; NaN where the
+    call reported no cost) — what `scoring.frontier` resamples. names: only these models (None: every one)."""
+    q = (select(AgentRow.name, ModelCallRow.cost_micros)
+         .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
+         .join(AgentRow, AgentRow.id == DecisionRow.agent_id).order_by(ModelCallRow.id))
+    if names is not None:
+        q = q.where(AgentRow.name.in_(list(names)))  # type: ignore[attr-defined]
+    with engine.connect() as conn:
+        rows = conn.execute(q).all()
+    return pd.DataFrame({"agent": [str(r[0]) for r in rows],
+                         "cost_micros": pd.Series([r[1] for r in rows], dtype=object).astype(float)})

@@ -45,8 +45,9 @@ from arena.read.headroom import cohort_headroom
 from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
 from arena.domain.leakage import Leak
+from arena.scoring.question_filter import QuestionFilter
 from arena.store.memo import Recent
-from arena.store.tables import AgentRow, CohortRow
+from arena.store.tables import AgentRow, CohortRow, MarketRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.
 JSON_FIELDS = (
@@ -62,6 +63,7 @@ JSON_FIELDS = (
     # decision value and risk (scoring.decision_value, scoring.risk; pnl_at_bid: positions marked at the bid)
     "decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note", "pnl_at_bid",
 )
+MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
                "n_cohorts")
 
@@ -91,6 +93,7 @@ class Boards:
     headroom: Mapping[str, Headroom] = field(default_factory=dict)
     # cohort name → its leaked questions asked of any seat (`domain.leakage.Leak`), by round and market
     leaks: Mapping[str, tuple[Leak, ...]] = field(default_factory=dict)
+    questions: QuestionFilter | None = None  # the questions the boards were limited to (None: every question)
 
 
 @lru_cache(maxsize=1024)
@@ -120,15 +123,22 @@ def check_cohort_names(engine: Engine, names: list[str] | None) -> None:
 
 def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
               cohort_names: list[str] | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
-              track: str | None = None, cache: bool = True) -> Boards:
+              track: str | None = None, cache: bool = True, questions: QuestionFilter | None = None) -> Boards:
     """Every board as of `as_of` (see the module docstring), ranked by `rank_by` (a `scoring.board.RANK_CHOICES`
     key; ValueError otherwise). `cohort_names` limits the cohort boards and the overall board to those cohorts;
     `track` ("model" or "agent", config.TRACKS) to the agents of that track. Seeded: the same database and
     arguments give the same intervals and tiers. With `cache`, a cohort whose facts are unchanged since its
     frames were last read takes them from `services.frame_cache`, and a cohort whose inputs are unchanged since
     a board was last computed for them takes it from `services.board_cache` (the same frames and boards either
-    way) instead of recomputing it."""
+    way) instead of recomputing it.
+
+    `questions` limits the boards to the forecast-set questions it keeps (`filtered_frames`): such boards are
+    computed from the frames without the board caches, whose keys do not name a filter."""
     check_rank_by(rank_by)
+    questions = questions if questions is not None and questions.active else None
+    if questions is not None and rank_by in MONEY_COLUMNS:
+        raise ValueError(f"a board limited to some questions cannot be ranked by {rank_by}: money is not split by "
+                         "question")
     if track is not None and track not in TRACKS:
         raise ValueError(f"unknown track {track!r}; choose from {', '.join(TRACKS)}")
     as_of = utc(as_of)
@@ -139,7 +149,7 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
             q = q.where(CohortRow.name.in_(cohort_names))  # type: ignore[attr-defined]
         cohorts = s.execute(q).all()
         if not cohorts:
-            return Boards(as_of, rank_by, [], pd.DataFrame(), track)
+            return Boards(as_of, rank_by, [], pd.DataFrame(), track, questions=questions)
         ids = [c[0] for c in cohorts]
         # (configs as text: a thousand cohorts share a few lineups, so each distinct one is parsed once)
         agents = s.execute(select(AgentRow.name, AgentRow.kind, cast(AgentRow.config, Text), AgentRow.cohort_id)
@@ -147,7 +157,11 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         kinds = {name: _kind(kind) for name, kind, _, _ in agents}
     frames = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of, cache=cache)
     forecasts, bets, ports = frames.forecasts, frames.bets, frames.portfolios
-    room = cohort_headroom(engine, as_of, [(c[0], c[1]) for c in cohorts], frames.forecasts)
+    if questions is not None:
+        forecasts, bets, ports = filtered_frames(engine, as_of, questions, forecasts, bets, ports)
+        cache = False  # a board's cache key names its cohort's whole frames, not a filter of them
+    # (a filtered board has no headroom: the headroom describes a cohort's whole forecast sets)
+    room = cohort_headroom(engine, as_of, [(c[0], c[1]) for c in cohorts], forecasts) if questions is None else {}
     cohort_name = {c[0]: c[1] for c in cohorts}
     seat_track = {(cohort_name[cid], name): _track_of_text(config) for name, _, config, cid in agents}
     leaks = _leaks(frames.leaked)
@@ -166,6 +180,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                                           scope=f"track={track}")
     else:
         per_cohort = {c: ("", rows) for c, rows in cohort_boards(forecasts, bets, ports, **opts).items()}
+    if questions is not None:
+        per_cohort = {c: (key, _without_money(rows)) for c, (key, rows) in per_cohort.items()}
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
@@ -193,6 +209,8 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
                                        engine=engine, now=as_of)
     else:
         overall = overall_board(forecasts, bets, ports, **opts)
+    if questions is not None:
+        overall = _without_money(overall)
     by_model: dict[str, set[str]] = {}
     for (_, agent), t in seat_track.items():
         by_model.setdefault(agent, set()).add(t)
@@ -203,7 +221,32 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         per_model[agent] = per_model.get(agent, 0) + n
     overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None) for m in models],
                              n_leaked=[per_model.get(m, 0) for m in models])
-    return Boards(as_of, rank_by, boards, overall, track, room, leaks)
+    return Boards(as_of, rank_by, boards, overall, track, room, leaks, questions)
+
+
+def filtered_frames(engine: Engine, as_of: datetime, questions: QuestionFilter, forecasts: pd.DataFrame,
+                    bets: pd.DataFrame, ports: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The standings' frames limited to `questions`: the forecast-set rows of the questions it keeps (by their
+    round's decision day and market category, `read.breakdown.with_question_facts`); the bets placed in the
+    window on markets of those categories; and the portfolios as they are, which give every seat its row —
+    `standings` then empties the money columns (`MONEY_COLUMNS`): a cohort's cash and P/L are not split by
+    question, and a whole cohort's money beside a part of its forecasts would read as the part's."""
+    from arena.read.breakdown import FACT_COLUMNS, filter_questions, with_question_facts
+
+    with Session(engine) as s:
+        f = filter_questions(with_question_facts(s, forecasts, as_of), questions).drop(columns=list(FACT_COLUMNS))
+        if len(bets):
+            cats = dict(s.connection().execute(select(MarketRow.id, MarketRow.category).where(
+                MarketRow.id.in_(sorted(pd.unique(bets["market_id"]).tolist())))).all())  # type: ignore[attr-defined]
+            bets = bets[questions.mask(bets["at"], [cats.get(m) or "" for m in bets["market_id"]])].reset_index(
+                drop=True)
+    return f, bets, ports
+
+
+def _without_money(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` with MONEY_COLUMNS null (a filtered board's)."""
+    return rows.assign(**{c: np.nan for c in MONEY_COLUMNS if c in rows.columns})
+
 
 
 def _with_track(rows: pd.DataFrame, tracks: list[str | None], n_leaked: list[int] | None = None) -> pd.DataFrame:
@@ -304,10 +347,13 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
     in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
     sd_basis; its "leaks" (`domain.leakage`) list the questions left out of its boards as given away, each
-    {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked."""
+    {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked.
+    "filter" is the question filter the boards were limited to ({"from", "until", "categories"}), null when they
+    hold every question."""
     return {
         "as_of": boards.as_of.isoformat(),
         "rank_by": boards.rank_by,
+        "filter": boards.questions.to_json() if boards.questions is not None else None,
         "cohorts": [{"name": c.name, "status": c.status, "rows": _cohort_rows(c),
                      "headroom": _headroom_json(boards.headroom.get(c.name)),
                      "leaks": [x.to_json() for x in boards.leaks.get(c.name, ())]} for c in boards.cohorts],

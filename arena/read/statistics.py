@@ -30,6 +30,7 @@ from arena.scoring.sequential import DEFAULT_ALPHA, compare_sequentially
 from arena.scoring.stats import BootstrapResult, bootstrap_bet_metrics, paired_bootstrap
 from arena.scoring.validity import proxy_validity
 from arena.read.ablation import PairComparison, compare_pairs, resolution_times
+from arena.read.breakdown import breakdowns, scored_with_facts
 
 
 
@@ -56,6 +57,9 @@ class CohortStatistics:
     replicates: pd.DataFrame = field(default_factory=pd.DataFrame)
     # anytime-valid comparisons on the headline: each forecaster vs the cohort's No. 1 and vs the market reference
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Brier − market per seat by days-to-resolution bucket and by market category (`scoring.breakdown`)
+    by_horizon: pd.DataFrame = field(default_factory=pd.DataFrame)
+    by_category: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> pd.DataFrame:
         """One row per agent: the headline intervals and significance, ready for a table."""
@@ -190,12 +194,16 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
         resolved_at = resolution_times(s, as_of)
+        split = breakdowns(scored_with_facts(s, headline, as_of), within=("cohort",)) if len(headline) else {}
     from arena.read.score import cohort_leaderboards
 
     board = cohort_leaderboards(engine, as_of, list(names.values()))
     options = dict(n_boot=n_boot, seed=seed, min_resolved=min_resolved)
     for name in names.values():
         st = CohortStatistics(name, min_resolved)
+        if split:
+            st.by_horizon, st.by_category = (split[k][split[k]["cohort"] == name].drop(columns=["cohort"])
+                                             for k in ("skill_by_horizon", "skill_by_category"))
         b = bets[bets["cohort"] == name] if len(bets) else bets
         if len(b):
             scored = per_bet_scores(b)

@@ -25,6 +25,7 @@ API_PATH = "api/leaderboard.json"
 
 
 DECOMPOSITION_PATH = "api/decomposition.json"  # every agent's skill-vs-luck parts (exact micro-USD)
+FRONTIER_PATH = "api/frontier.json"  # the cost–skill frontier: every model with a stored call
 
 
 def dumps(doc: Any) -> str:
@@ -50,7 +51,8 @@ def model_api_path(name: str) -> str:
 def cohort_json(page: CohortPage, doc: Mapping[str, Any]) -> str:
     """/api/cohorts/<slug>.json: the cohort's headline board, its forecast sets' headroom and its leaked questions
     as /api/leaderboard.json has them, each agent's skill vs luck (micro-USD) and its ablation pairs — the cohort
-    page's numbers."""
+    page's numbers —, and each seat's Brier − market by horizon bucket and by category (the statistics page's
+    tables)."""
     name = page.cohort.name
     board = next((c for c in doc["cohorts"] if c["name"] == name), {"status": page.cohort.status, "rows": []})
     return dumps({
@@ -59,13 +61,17 @@ def cohort_json(page: CohortPage, doc: Mapping[str, Any]) -> str:
         "skill_luck": [{"agent": agent, **{f: getattr(d, f) for f in SKILL_LUCK_FIELDS}, "luck": d.luck}
                        for agent, _, d in page.skill_luck],
         "ablations": [asdict(a) for a in page.ablations],
+        "skill_by_horizon": list(page.skill_by_horizon),
+        "skill_by_category": list(page.skill_by_category),
     })
 
 
 def model_json(page: Any, doc: Mapping[str, Any]) -> str:
     """/api/models/<slug>.json: the model's overall row and its row of each cohort's board (as
     /api/leaderboard.json has them), its meta-analyses against every other forecaster and its projection (how
-    many markets and more weeks a Brier difference against the market needs) — the model page's numbers."""
+    many markets and more weeks a Brier difference against the market needs), its Brier − market by horizon and
+    by category, and its row of the cost–skill frontier (null without a reported cost) — the model page's
+    numbers."""
     name = page.name
     return dumps({
         "as_of": doc["as_of"], "rank_by": doc["rank_by"], "model": name,
@@ -75,7 +81,19 @@ def model_json(page: Any, doc: Mapping[str, Any]) -> str:
         "comparisons": [asdict(c) for c in page.comparisons],
         "cost": {**asdict(page.cost), "per_resolved_forecast_micros": page.cost.per_resolved_forecast_micros},
         "projection": asdict(page.projection) if getattr(page, "projection", None) is not None else None,
+        "skill_by_horizon": list(page.skill_by_horizon),
+        "skill_by_category": list(page.skill_by_category),
+        "frontier": page.frontier,
     })
+
+
+def frontier_json(as_of: datetime, rows: list[dict[str, Any]]) -> str:
+    """/api/frontier.json: the cost–skill frontier (`scoring.frontier`), one row per model with a stored call and a
+    resolved forecast — cost_usd (USD per resolved forecast) and Brier − market with their 95 % intervals,
+    on_frontier and p_dominated (null where no call reported a cost)."""
+    from arena.scoring.frontier import FRONTIER_RULE
+
+    return dumps({"as_of": utc(as_of).isoformat(), "rule": FRONTIER_RULE, "models": rows})
 
 
 def decomposition_json(engine: Engine, as_of: datetime,

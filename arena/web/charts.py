@@ -1,17 +1,18 @@
 """Inline SVG charts, fully laid out in Python (the template only draws them): the `Chart` and its parts, the
-plot frame that maps time and value into it, and the charts over time (equity, prices) plus cost vs skill.
+plot frame that maps time and value into it, and the charts over time (equity, prices) plus the cost–skill frontier.
 Pure layout: no database, no metric.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from arena.money import MICRO
-from arena.web.env import money
+from arena.web.env import money, usd as _usd
 from arena.web.values import num
 
 
@@ -286,16 +287,23 @@ def price_chart(title: str, series: Sequence[tuple[str, Sequence[tuple[datetime,
                  tuple(rules), frame.x_ticks(), frame.y_ticks(lambda v: f"{v:.2f}"), False, len(lines) > 1)
 
 
-def cost_skill_chart(points: Sequence[tuple[str, int, float]]) -> Chart | None:
-    """Cost vs skill: one marker per model at (its models' calls' total cost in USD, its forecast Brier); None
-    when no model has a reported cost (baselines and stand-ins cost nothing)."""
-    pts = [(name, micros / MICRO, brier) for name, micros, brier in points
-           if micros is not None and micros > 0 and math.isfinite(num(brier))]
+def frontier_chart(rows: Sequence[Mapping[str, Any]], highlight: str | None = None) -> Chart | None:
+    """The cost–skill frontier (`scoring.frontier` rows): per model with a reported cost, a marker at (USD per
+    resolved forecast, Brier − market) with both 95 % intervals as bars, the Pareto frontier of the point estimates
+    as a line, a rule at 0 (the market), and the model's name beside it; `highlight`: the model drawn apart (its
+    own page). None when no model has a cost."""
+    pts = [r for r in rows if math.isfinite(num(r.get("cost_usd"))) and math.isfinite(num(r.get("brier_minus_market")))]
     if not pts:
         return None
-    left, right, top, bottom = _PAD_L, _W - _PAD_R - 120, _PAD_T + 6, _H - _PAD_B
-    x1 = max(c for _, c, _ in pts) * 1.1
-    y0, y1 = 0.0, max(0.3, max(b for _, _, b in pts) * 1.1)
+    left, right, top, bottom = _PAD_L, _W - _PAD_R - 140, _PAD_T + 6, _H - _PAD_B - 16
+
+    def finite(*keys: str) -> list[float]:
+        return [num(r.get(k)) for r in pts for k in keys if math.isfinite(num(r.get(k)))]
+
+    x1 = max(finite("cost_usd", "cost_usd_hi")) * 1.1 or 1.0
+    ys = finite("brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi") + [0.0]
+    pad = max(0.01, (max(ys) - min(ys)) * 0.08)
+    y0, y1 = min(ys) - pad, max(ys) + pad
 
     def x(v: float) -> float:
         return round(left + v / x1 * (right - left), 1)
@@ -303,12 +311,32 @@ def cost_skill_chart(points: Sequence[tuple[str, int, float]]) -> Chart | None:
     def y(v: float) -> float:
         return round(bottom - (v - y0) / (y1 - y0) * (bottom - top), 1)
 
-    markers = tuple(Marker(x(c), y(b), marker_path(x(c), y(b), "dot"), "model",
-                           f"{name}: {money(int(round(c * MICRO)))}, forecast Brier {b:.3f}") for name, c, b in pts)
-    labels = tuple(Rule(x(c), y(b), x(c), y(b), name, "count", x(c) + 9, y(b) + 4, "start") for name, c, b in pts)
-    places = 2 if x1 >= 4 else 4  # cents alone would print every tick of a cheap run as "$0.00"
-    x_ticks = tuple(Tick(x(x1 * k / 4), money(int(round(x1 * k / 4 * MICRO)), places=places),
-                         "start" if k == 0 else "middle") for k in range(5))
-    y_ticks = tuple(Tick(y(v), f"{v:.2f}") for v in (0.0, y1 / 4, y1 / 2, 3 * y1 / 4, y1))
-    return Chart("Cost vs skill: total cost of a model's calls against its forecast Brier (lower is better)", _W, _H,
-                 left, top, right, bottom, (), markers, labels, x_ticks, y_ticks, False, False)
+    def iv(lo: Any, hi: Any, fmt: Callable[[float], str]) -> str:
+        return f" [{fmt(num(lo))}, {fmt(num(hi))}]" if math.isfinite(num(lo)) and math.isfinite(num(hi)) else ""
+
+    rules = [Rule(left, y(0.0), right, y(0.0), "0 = the market", "", right - 4, y(0.0) - 5, "end")]
+    markers, labels = [], []
+    for r in pts:
+        name, c, s = str(r["model"]), num(r["cost_usd"]), num(r["brier_minus_market"])
+        css = "model" + (" frontier" if r.get("on_frontier") else "") + (" this" if name == highlight else "")
+        for lo, hi, horizontal in ((r.get("cost_usd_lo"), r.get("cost_usd_hi"), True),
+                                   (r.get("brier_minus_market_lo"), r.get("brier_minus_market_hi"), False)):
+            if math.isfinite(num(lo)) and math.isfinite(num(hi)):
+                rules.append(Rule(x(num(lo)), y(s), x(num(hi)), y(s), "", "ci model", 0.0, 0.0, "start") if horizontal
+                             else Rule(x(c), y(num(lo)), x(c), y(num(hi)), "", "ci model", 0.0, 0.0, "start"))
+        p = num(r.get("p_dominated"))
+        title = (f"{name}: {_usd(c)}{iv(r.get('cost_usd_lo'), r.get('cost_usd_hi'), _usd)} per resolved forecast, "
+                 f"Brier − market {s:+.3f}{iv(r.get('brier_minus_market_lo'), r.get('brier_minus_market_hi'), lambda v: f'{v:+.3f}')}"
+                 + (f", P(dominated) {p:.0%}" if math.isfinite(p) else "")
+                 + (", on the frontier" if r.get("on_frontier") else ""))
+        markers.append(Marker(x(c), y(s), marker_path(x(c), y(s), "diamond" if r.get("on_frontier") else "dot"),
+                              css, title))
+        labels.append(Rule(x(c), y(s), x(c), y(s), name, "count", x(c) + 9, y(s) - 6, "start"))
+    front = sorted(((num(r["cost_usd"]), num(r["brier_minus_market"])) for r in pts if r.get("on_frontier")))
+    series = (Series("the frontier: no other model is both cheaper and better",
+                     " ".join(f"{x(c)},{y(s)}" for c, s in front), "frontier"),) if len(front) > 1 else ()
+    x_ticks = tuple(Tick(x(x1 * k / 4), _usd(x1 * k / 4), "start" if k == 0 else "middle") for k in range(5))
+    y_ticks = tuple(Tick(y(y0 + (y1 - y0) * k / 4), f"{y0 + (y1 - y0) * k / 4:+.3f}") for k in range(5))
+    return Chart("Cost–skill frontier: USD per resolved forecast against Brier − market (lower is better on both)",
+                 _W, _H, left, top, right, bottom, series, tuple(markers), tuple(rules + labels), x_ticks, y_ticks,
+                 False, False, x_title="USD per resolved forecast", y_title="Brier − market")

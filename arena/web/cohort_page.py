@@ -17,6 +17,7 @@ from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.headroom import Headroom
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.ablation import PairComparison, compare_pairs
+from arena.read.breakdown import seat_breakdowns
 from arena.read.standings import Boards
 from arena.read.statistics import DEFAULT_DRAWS
 from arena.store.tables import CohortRow, DecisionRow, MarketRow
@@ -47,6 +48,9 @@ class CohortPage:
     markets: tuple[Any, ...] = ()  # web.market_index.MarketListRow: its forecast set, then what its agents traded
     headroom: Headroom | None = None  # of its forecast sets (`scoring.headroom`), as the boards computed it
     leaks: tuple[LeakRow, ...] = ()  # its questions left out of the boards as given away (`domain.leakage`)
+    # per seat: Brier − market by days-to-resolution bucket and by market category (`read.breakdown`), JSON rows
+    skill_by_horizon: tuple[Mapping[str, Any], ...] = ()
+    skill_by_category: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
                                   n_boot=DEFAULT_DRAWS, seed=0)
     ablation_rows = cohort_ablations(ablations)
     markets = cohort_markets(engine, None if names is None else ids)
+    split = seat_breakdowns(engine, as_of, [(r[0], r[1]) for r in rows])
     out = {}
     for cid, name, rules, lineup in rows:
         info = infos[cid]
@@ -158,5 +163,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             ablations=ablation_rows.get(name, ()), statistics_href=page_path("statistics", name),
             markets=markets.get(cid, ()), headroom=boards.headroom.get(name),
             leaks=_leak_rows(engine, boards.leaks.get(name, ())),
+            skill_by_horizon=tuple(split.get(name, {}).get("skill_by_horizon", ())),
+            skill_by_category=tuple(split.get(name, {}).get("skill_by_category", ())),
         )
     return out

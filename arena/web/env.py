@@ -122,6 +122,17 @@ def money(micros: Any, signed: bool = False, places: int = 2) -> str:
     return f"{sign}${q // scale:,}.{q % scale:0{places}d}"
 
 
+def usd(value: Any) -> str:
+    """A float USD ratio (a cost per resolved forecast, not a money fact) → "$1.23" from a dollar up, two
+    significant digits below ("$0.0016", "$0.000051"); NaN or None → "—"."""
+    if _missing(value):
+        return DASH
+    v = float(value)
+    if abs(v) >= 1 or v == 0:
+        return f"${v:,.2f}"
+    return f"${v:.{max(2, 1 - math.floor(math.log10(abs(v))))}f}"  # two significant digits: $0.0016, $0.000051
+
+
 def signed_money(micros: Any) -> str:
     return money(micros, signed=True)
 
@@ -197,6 +208,7 @@ def date(value: Any) -> str:
 FILTERS = {
     "money": money,
     "signed_money": signed_money,
+    "usd": usd,
     "number": number,
     "integer": integer,
     "percent": percent,

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import func, select
@@ -17,13 +18,13 @@ from sqlalchemy.engine import Engine
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
-from arena.read.model_costs import model_costs
+from arena.read.frontier import frontier_records, model_frontier
 from arena.read.shown_board import shown_rank_labels
 from arena.read.standings import Boards, CohortBoard
 from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
                               kept_row, load_standings, shown_rows)
-from arena.web.charts import Chart, cost_skill_chart
+from arena.web.charts import Chart, frontier_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
 from arena.web.score_charts import IntervalRow, interval_chart
@@ -75,8 +76,10 @@ class IndexPage:
     n_markets: int
     n_fills: int
     chart: Chart | None = None  # the headline per model with its interval, references marked
-    cost_chart: Chart | None = None  # cost vs skill, when some model's calls reported a cost
+    cost_chart: Chart | None = None  # the cost–skill frontier, when some model's calls reported a cost
     more: Mapping[str, int] = field(default_factory=dict)  # model → its agents not linked here (on its page)
+    # the frontier's rows (`scoring.frontier.FRONTIER_COLUMNS`, JSON values) of the models with a reported cost
+    frontier: tuple[Mapping[str, Any], ...] = ()
 
 
 def _num3(v: float) -> str:
@@ -117,8 +120,9 @@ AGENT_LINKS = 5  # per model on the index: its latest cohorts' agents; every one
 
 
 def index_context(engine: Engine, as_of: datetime, standings: Standings | None = None,
-                  n_markets: int | None = None) -> IndexPage:
-    """`n_markets`: how many markets have a page, when the caller knows (a render's page keys list them)."""
+                  n_markets: int | None = None, frontier: Sequence[Mapping[str, Any]] | None = None) -> IndexPage:
+    """`n_markets`: how many markets have a page, when the caller knows (a render's page keys list them);
+    `frontier`: the cost–skill frontier's JSON rows (`read.frontier`), when the caller has them."""
     st = standings if standings is not None and standings.overall is not None else \
         load_standings(engine, as_of, None, with_overall=True)
     with engine.connect() as conn:
@@ -155,11 +159,11 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     model_links = {str(m): page_path("model", m) for m, k in zip(boards.overall.get("model", ()),
                                                                   boards.overall.get("kind", ())) if k != "reference"}
     head = headline(boards.overall, boards.rank_by, model_links)
-    costs = model_costs(engine, None)
-    cost_chart = cost_skill_chart([(r.name, costs[r.name].cost_micros, r.forecast_brier) for r in head.rows
-                                   if not r.is_reference and r.name in costs])
+    rows = list(frontier) if frontier is not None else frontier_records(model_frontier(engine, as_of))
+    priced = tuple(r for r in rows if r.get("cost_usd") is not None)
+    cost_chart = frontier_chart(priced)
     return IndexPage(as_of, head, {k: tuple(v[-AGENT_LINKS:]) for k, v in links.items()},
                      tuple(overall), tuple(summaries), column_help(),
                      PROVISIONAL_MIN_RESOLVED, len(st.rows), n_markets, n_fills,
                      headline_chart(head) if boards.rank_by == "forecast_brier" else None, cost_chart,
-                     {k: len(v) - AGENT_LINKS for k, v in links.items() if len(v) > AGENT_LINKS})
+                     {k: len(v) - AGENT_LINKS for k, v in links.items() if len(v) > AGENT_LINKS}, priced)

@@ -12,8 +12,10 @@ from sqlalchemy.engine import Engine
 from arena.domain.sizing import CohortRules
 from arena.money import MICRO
 from arena.scoring.board import RANK_METRICS
+from arena.scoring.breakdown import HORIZON_RULE
 from arena.scoring.brier import BSS_MARKET_FLOOR, brier_band
 from arena.scoring.evidence import MIN_TIER_MARKETS, TIER_RESOLUTION
+from arena.scoring.frontier import FRONTIER_RULE
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.read.versions import code_versions, stored_versions
@@ -243,6 +245,10 @@ class MethodologyPage:
     tier_resolution: float = 5e-4
     leakage: WorkedExample | None = None  # the leakage audit's three rules, worked (`leakage_example`)
     risk: tuple[WorkedExample, ...] = ()  # decision value, Sharpe and drawdown, P/L at the bid (`risk_examples`)
+    breakdown: WorkedExample | None = None  # skill by horizon and topic, and the question filter
+    frontier: WorkedExample | None = None  # the cost–skill frontier and p_dominated
+    horizon_rule: str = ""
+    frontier_rule: str = ""
 
 
 def leakage_example() -> WorkedExample:
@@ -331,6 +337,7 @@ def headroom_example() -> WorkedExample:
 
 def methodology_context(engine: Engine) -> MethodologyPage:
     from arena.web.risk_examples import risk_examples  # (it builds on WorkedExample, defined here)
+    from arena.web.instrument_examples import breakdown_example, frontier_example  # (they import WorkedExample)
 
     versions = tuple(VersionRow(v.name, v.value, v.where) for v in code_versions())
     stored = stored_versions(engine)
@@ -341,4 +348,5 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            versions, stored.seen, metrics, BRIER_BANDS, RETURN_BANDS,
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
                            stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
-                           TIER_RESOLUTION, leakage_example(), risk=risk_examples())
+                           TIER_RESOLUTION, leakage_example(), risk=risk_examples(), breakdown=breakdown_example(),
+                           frontier=frontier_example(), horizon_rule=HORIZON_RULE, frontier_rule=FRONTIER_RULE)

@@ -19,19 +19,23 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.headline import REF_HALF, REF_MARKET
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
+from arena.read.breakdown import model_breakdowns
+from arena.read.frontier import forecast_frame, frontier_records, model_frontier
 from arena.read.headroom import ModelProjection, model_projections
 from arena.read.model_costs import Cost, model_costs
 from arena.read.models import ModelComparison, model_comparisons
 from arena.read.standings import CohortBoard
 from arena.read.shown_board import shown_board, shown_name
 from arena.web.boards import AgentScore, BoardRow, Standings, board_rows, kept_row, load_standings, shown_rows
-from arena.web.charts import Chart, equity_chart
+from arena.scoring.breakdown import breakdown_records
+from arena.web.charts import Chart, equity_chart, frontier_chart
 from arena.web.env import page_path
 from arena.web.refs import CohortInfo, cohort_infos
 from arena.web.score_charts import IntervalRow, interval_chart
@@ -87,6 +91,11 @@ class ModelPage:
     provisional_rule: str
     # how many more weeks a Brier difference against the market needs to show (`read.headroom`)
     projection: ModelProjection | None = None
+    # its Brier − market by days-to-resolution bucket and by category, pooled over cohorts (`read.breakdown`)
+    skill_by_horizon: tuple[Mapping[str, Any], ...] = ()
+    skill_by_category: tuple[Mapping[str, Any], ...] = ()
+    frontier: Mapping[str, Any] | None = None  # its row of the cost–skill frontier (`read.frontier`), if priced
+    frontier_chart: Chart | None = None  # every priced model, this one drawn apart
 
 
 @dataclass(frozen=True)
@@ -197,9 +206,10 @@ def _equity(title: str, st: Standings, items: Sequence[tuple[CohortInfo, AgentSc
 def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
                    standings: Standings | None = None,
                    luck: Mapping[tuple[str, str], SkillLuck] | None = None,
-                   seats: Seats | None = None) -> dict[str, ModelPage]:
+                   seats: Seats | None = None,
+                   frontier: Sequence[Mapping[str, Any]] | None = None) -> dict[str, ModelPage]:
     """Model pages by model name (None: every model that took part in a cohort; `seats`: `model_seats` of those
-    names, when the caller has them)."""
+    names, when the caller has them; `frontier`: the cost–skill frontier's JSON rows, when the caller has them)."""
     st = _standings(engine, as_of, standings)
     seats = seats if seats is not None else model_seats(engine, st, names)
     if not seats:
@@ -214,6 +224,11 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
     projections = model_projections(engine, as_of, sorted(seats))
+    forecasts = forecast_frame(engine, as_of)
+    split = {k: {m: tuple(breakdown_records(part.drop(columns=["agent"]))) for m, part in t.groupby("agent")}
+             for k, t in model_breakdowns(engine, forecasts, as_of).items()}
+    front = list(frontier) if frontier is not None else frontier_records(model_frontier(engine, as_of, forecasts))
+    priced = [r for r in front if r.get("cost_usd") is not None]
     by_name = _boards(st)
     out = {}
     for name, items in seats.items():
@@ -247,7 +262,11 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
             equity=_equity(title, st, recent), cost=Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens,
                                                          cost.cost_micros, resolved),
             provisional_min=PROVISIONAL_MIN_RESOLVED, provisional_rule=PROVISIONAL_RULE,
-            projection=projections.get(name))
+            projection=projections.get(name),
+            skill_by_horizon=split["skill_by_horizon"].get(name, ()),
+            skill_by_category=split["skill_by_category"].get(name, ()),
+            frontier=next((r for r in front if r["model"] == name), None),
+            frontier_chart=frontier_chart(priced, highlight=name) if any(r["model"] == name for r in priced) else None)
     return out
 
 

@@ -15,7 +15,8 @@ from arena.clock import utc
 from arena.read.standings import boards_json, standings as compute_boards
 from arena.read.statistics import cohort_statistics
 from arena.web.agent_page import agent_contexts
-from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_json, decomposition_json, leaderboard_json,
+from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, cohort_json, decomposition_json,
+                           frontier_json, leaderboard_json,
                            model_json)
 from arena.web.assets import STATIC
 from arena.web.cohort_page import cohort_contexts
@@ -45,6 +46,29 @@ def _api_page(engine: Engine, as_of: datetime, folder: str, key: str) -> Page | 
 Page = tuple[str, str]  # content type, body
 
 
+def filtered_leaderboard(engine: Engine, as_of: datetime, query: str) -> str | None:
+    """/api/leaderboard.json?from=D&until=D&category=C (category repeatable): the boards limited to those questions,
+    as `arena leaderboard --from D --until D --category C --format json` prints them; None when the query names no
+    filter. ValueError (a one-line reason) on a bad day, a window ending before it starts or an unknown category."""
+    from urllib.parse import parse_qs
+
+    from arena.read.breakdown import known_categories
+    from arena.scoring.question_filter import question_filter
+
+    words = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(words) - {"from", "until", "category"})
+    if unknown:
+        raise ValueError(f"unknown parameter {unknown[0]!r}: use from, until and category")
+    questions = question_filter(words.get("from", [None])[-1], words.get("until", [None])[-1], words.get("category"))
+    if questions is None:
+        return None
+    known = known_categories(engine)
+    wrong = [c for c in questions.categories if c not in known]
+    if wrong:
+        raise ValueError(f"unknown category {wrong[0]!r}: choose from {', '.join(known)}")
+    return leaderboard_json(compute_boards(engine, as_of, questions=questions))
+
+
 def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
     """The page at site path `path` ("index.html", "agents/3.html", "static/site.css"), rendered from the
     database for `as_of`; None when there is no such page. Builds only that page's context. `engine` is taken to
@@ -57,6 +81,10 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         return "application/json; charset=utf-8", leaderboard_json(compute_boards(engine, as_of))
     if path == DECOMPOSITION_PATH:
         return "application/json; charset=utf-8", decomposition_json(engine, as_of)
+    if path == FRONTIER_PATH:
+        from arena.read.frontier import frontier_records, model_frontier
+
+        return "application/json; charset=utf-8", frontier_json(as_of, frontier_records(model_frontier(engine, as_of)))
     api = re.fullmatch(r"api/(cohorts|models)/([^/]+)\.json", path)
     if api is not None:
         return _api_page(engine, as_of, *api.groups())

@@ -24,7 +24,8 @@ from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
 from arena.store.fingerprints import one_reading
 from arena.store.tables import CohortRow
 from arena.web.agent_page import agent_contexts
-from arena.web.api import (API_PATH, DECOMPOSITION_PATH, cohort_api_path, cohort_json, decomposition_json,
+from arena.read.frontier import frontier_records, model_frontier
+from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, frontier_json, cohort_api_path, cohort_json, decomposition_json,
                            leaderboard_json, model_api_path, model_json)
 from arena.web.assets import STATIC
 from arena.web.boards import Standings, load_standings
@@ -312,14 +313,16 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
                                                                                  ablations)), engine)
     standings = load_standings(engine, as_of, None, with_overall=True, keys=keys.by_id())
     stage("standings")
-    count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings, len(keys.markets)))]))
+    frontier = frontier_records(model_frontier(engine, as_of))  # the index's chart and the model pages share it
+    count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings, len(keys.markets),
+                                                             frontier))]))
     luck = skill_luck(engine, as_of, keys=keys.cohorts)  # "Skill vs luck" on cohort, agent and model pages and the API
     cohorts = cohort_contexts(engine, as_of, plan.cohorts, standings, luck, ablations) if plan.cohorts != [] else {}
     stage("index and cohort contexts")
     count(_render_pages(site, "cohort", list(cohorts.items()), cohort_key))
     stage("cohort render")
     seats = model_seats(engine, standings)
-    models = model_contexts(engine, as_of, None, standings, luck, seats)
+    models = model_contexts(engine, as_of, None, standings, luck, seats, frontier)
     count(_render_pages(site, "model", list(models.items())))
     count(_model_years(engine, site, as_of, keys, standings, luck, seats, report))
     stage("model pages")
@@ -351,6 +354,7 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     site.write("404.html", not_found_page("404.html").decode("utf-8"))  # for static hosts that serve one
     site.write(API_PATH, leaderboard_json(doc))
     site.write(DECOMPOSITION_PATH, decomposition_json(engine, as_of, luck))
+    site.write(FRONTIER_PATH, frontier_json(as_of, frontier))
     site.save()
     stage("api")
     report.written, report.unchanged = site.written, site.unchanged

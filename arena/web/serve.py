@@ -1,6 +1,8 @@
 """The live site: the same pages as the static renderer, rendered from the database on each request by a
 stdlib `ThreadingHTTPServer` (no framework). Binds 127.0.0.1 unless told otherwise; read-only; GET and HEAD
-only; no page ever shows an environment variable or the database URL.
+only; no page ever shows an environment variable or the database URL. `/api/leaderboard.json?from=D&until=D&
+category=C` answers the boards of those questions (`arena leaderboard --from/--until/--category`); a bad query is
+400 with its reason.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy.engine import Engine
 
 from arena.clock import Clock, SystemClock
-from arena.web.one_page import not_found_page, render_path
+from arena.web.api import API_PATH
+from arena.web.one_page import filtered_leaderboard, not_found_page, render_path
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +55,18 @@ class PageHandler(BaseHTTPRequestHandler):
         return "arena"  # no Python or library versions in the headers
 
     def _respond(self, with_body: bool) -> None:
-        path = unquote(urlsplit(self.path).path)
+        parts = urlsplit(self.path)
+        path = unquote(parts.path)
         try:
-            page = render_path(self.server.engine, path, self.server.clock.now())
+            page = None
+            if parts.query and path.lstrip("/") == API_PATH:  # the boards of some questions (`filtered_leaderboard`)
+                try:
+                    text = filtered_leaderboard(self.server.engine, self.server.clock.now(), parts.query)
+                except ValueError as exc:
+                    self._send(HTTPStatus.BAD_REQUEST, "text/plain; charset=utf-8", f"{exc}\n".encode(), with_body)
+                    return
+                page = None if text is None else ("application/json; charset=utf-8", text)
+            page = page or render_path(self.server.engine, path, self.server.clock.now())
         except Exception:  # the one boundary of a request: log it, answer 500, keep serving
             log.exception("rendering %s failed", path)
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", b"internal error\n", with_body)

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from arena.scoring.brier import BSS_MARKET_FLOOR
+from arena.scoring.breakdown import HORIZON_RULE
 from arena.scoring.provisional import PROVISIONAL_RULE
+from arena.scoring.question_filter import UNCATEGORIZED
 from arena.web.charts import Chart
 from arena.web.score_charts import reliability_chart
 from arena.web.values import NAN, num
@@ -182,6 +184,7 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                    _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
                                              "n_answers", "s_prime"])),
     ]
+    tables.extend(_breakdown_tables(st))
     tables.extend(_sequence_tables(st))
     tables.extend(_ablation_tables(st, n_boot))
     notes = tuple(dict.fromkeys(f"{metric} — {k}: {v}" for metric, res in st.bootstrap.items()
@@ -197,6 +200,33 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
             charts.append(reliability_chart(str(group), g.sort_values("bin").to_dict("records")))
     return StatisticsPage(as_of, st.cohort, "", n_boot, st.min_resolved, PROVISIONAL_RULE, matrices, tuple(charts),
                           tuple(tables), dict(st.proxy_validity or {}), notes)
+
+
+_BREAKDOWN_COLUMNS = (("agent", "forecaster", ""), ("group", "{what}", ""), ("n_markets", "markets", "integer"),
+                      ("n_forecasts", "resolved forecasts", "integer"),
+                      ("brier_minus_market", "Brier − market", "number"), ("brier_minus_market_lo", "95% low", "number"),
+                      ("brier_minus_market_hi", "95% high", "number"))
+
+
+def _breakdown_tables(st: Any) -> list[StatsTable]:
+    """Brier − market per seat by horizon bucket and by category (`services.statistics`, `scoring.breakdown`)."""
+    keep = [c for c, _, _ in _BREAKDOWN_COLUMNS]
+    common = ("One observation per resolved market in the group (the mean over its rounds there) of the seat's Brier "
+              "minus the market price's; < 0 beats the market. 95% t interval clustered by market (— below two "
+              "markets). To rank the boards on such a part of the questions: `arena leaderboard --from D --until D "
+              "--category C` (a window of decision days, categories), or the live site's "
+              "api/leaderboard.json?from=D&until=D&category=C.")
+    out = []
+    for title, what, note, table in (
+            ("Skill by horizon: Brier − market by days from decision to resolution", "days to resolution",
+             f"Horizon: {HORIZON_RULE}. A market whose rounds fall in two buckets is one observation in each. ",
+             getattr(st, "by_horizon", None)),
+            ("Skill by topic: Brier − market by market category", "category",
+             f"Category: the market's own, as the venue lists it ('{UNCATEGORIZED}' when it has none). ",
+             getattr(st, "by_category", None))):
+        columns = tuple((k, label.format(what=what), f) for k, label, f in _BREAKDOWN_COLUMNS)
+        out.append(StatsTable(title, note + common, columns, _records(table, keep)))
+    return out
 
 
 def _sequence_tables(st: Any) -> list[StatsTable]:

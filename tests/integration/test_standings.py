@@ -92,7 +92,8 @@ def test_leaderboard_formats_and_rank_keys(demo_db, capsys):
     capsys.readouterr()
     assert main(["leaderboard", "--db", demo_db, "--format", "json", "--bootstrap", "50"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"as_of", "rank_by", "cohorts", "overall"} and data["rank_by"] == "forecast_brier"
+    assert set(data) == {"as_of", "rank_by", "filter", "cohorts", "overall"} and data["rank_by"] == "forecast_brier"
+    assert data["filter"] is None
     for c in data["cohorts"]:
         assert set(c) == {"name", "status", "rows", "headroom", "leaks"} and c["leaks"] == []  # the demo leaks nothing
         room = c["headroom"]  # the demo's forecast sets (band-v1): every cohort asked some questions

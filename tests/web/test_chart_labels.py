@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from arena.web.charts import CHAR_EM, PHONE_FONT, cost_skill_chart, equity_chart, label_room
+from arena.web.charts import CHAR_EM, PHONE_FONT, equity_chart, frontier_chart, label_room
 from arena.web.score_charts import IntervalRow, interval_chart, reliability_chart
 
 T0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
@@ -49,7 +49,28 @@ def test_reliability_diagrams_have_axis_titles_and_counts_inside():
 
 
 def test_a_cheap_runs_cost_axis_reads_distinct_amounts():
-    c = cost_skill_chart([("a", 2_700, 0.2), ("b", 1_500, 0.3)])
+    c = frontier_chart([{"model": "a", "cost_usd": 0.0027, "brier_minus_market": 0.02, "on_frontier": True},
+                        {"model": "b", "cost_usd": 0.0015, "brier_minus_market": 0.03, "on_frontier": True}])
     assert c is not None
     labels = [t.label for t in c.x_ticks]
     assert len(set(labels)) == len(labels) == 5, labels
+
+
+def test_the_frontier_chart_marks_the_frontier_draws_both_intervals_and_keeps_names_as_text():
+    rows = [{"model": "<b>cheap</b>", "cost_usd": 0.001, "cost_usd_lo": 0.0008, "cost_usd_hi": 0.0012,
+             "brier_minus_market": -0.02, "brier_minus_market_lo": -0.04, "brier_minus_market_hi": 0.0,
+             "on_frontier": True, "p_dominated": 0.0},
+            {"model": "dear", "cost_usd": 0.004, "cost_usd_lo": 0.003, "cost_usd_hi": 0.005,
+             "brier_minus_market": 0.01, "brier_minus_market_lo": -0.01, "brier_minus_market_hi": 0.03,
+             "on_frontier": False, "p_dominated": 0.97},
+            {"model": "free", "cost_usd": None, "brier_minus_market": -0.05, "on_frontier": False}]
+    c = frontier_chart(rows, highlight="dear")
+    assert c is not None and len(c.markers) == 2  # a model without a cost is not drawn
+    cheap, dear = c.markers
+    assert "frontier" in cheap.css and "frontier" not in dear.css and "this" in dear.css
+    assert "P(dominated) 97%" in dear.title and "on the frontier" in cheap.title
+    assert cheap.x < dear.x and cheap.y > dear.y  # cheaper: left; better (lower Brier − market): lower
+    bars = [r for r in c.rules if r.css == "ci model"]
+    assert len(bars) == 4  # a cost bar and a skill bar per model
+    assert [r.label for r in c.rules if r.css == "count"] == ["<b>cheap</b>", "dear"]  # escaped by the template
+    assert frontier_chart([rows[2]]) is None

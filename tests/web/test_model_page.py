@@ -178,16 +178,30 @@ def test_market_index_and_each_cohorts_markets(sim_arena, site):
             assert flags == sorted(flags, key=lambda f: f != "yes")
 
 
-def test_the_index_plots_cost_against_skill_for_models_with_a_reported_cost(sim_arena, site):
+def test_the_index_plots_the_cost_skill_frontier_for_models_with_a_reported_cost(sim_arena, site):
+    import json
+
+    from arena.web.env import usd
+
     index = (site / "index.html").read_text(encoding="utf-8")
-    svg = index[index.index("Cost vs skill: total cost"):]
+    svg = index[index.index("Cost–skill frontier: USD per resolved forecast"):]
     svg = svg[: svg.index("</svg>")]
-    # the fixture records two priced calls (1,234 + 1,500 micro-USD) for one model: one point, at its cost
-    assert svg.count('class="marker model"') == 1
-    (title,) = re.findall(r"<title>([^<]+): ([^,]+), forecast Brier ([0-9.]+)</title>", svg)
-    assert title[1] == money(2_734)
-    boards = standings(sim_arena.engine, sim_arena.as_of)
-    assert float(title[2]) == round(float(boards.overall.set_index("model").loc[title[0], "forecast_brier"]), 3)
+    # the fixture records two priced calls (1,234 + 1,500 micro-USD) for one model: one point, at its cost per
+    # resolved forecast and its Brier − market as the overall board has them
+    assert svg.count('class="marker model') == 1
+    (title,) = re.findall(r"<title>([^<:]+): \$([0-9.]+)(?: \[[^\]]+\])? per resolved forecast, Brier − market ([-+0-9.]+)",
+                          svg)
+    row = standings(sim_arena.engine, sim_arena.as_of).overall.set_index("model").loc[title[0]]
+    assert "$" + title[1] == usd(2_734 / 1e6 / row["n_forecasts"])
+    assert float(title[2]) == round(float(row["brier_minus_market"]), 3)
+    doc = json.loads((site / "api" / "frontier.json").read_text(encoding="utf-8"))
+    (priced,) = [r for r in doc["models"] if r["cost_usd"] is not None]
+    assert priced["model"] == title[0] and priced["on_frontier"] and priced["p_dominated"] == 0.0
+    assert priced["n_calls"] == 2 and priced["n_resolved"] == row["n_forecasts"]
+    model = json.loads((site / page_path("model_api", title[0])).read_text(encoding="utf-8"))
+    assert model["frontier"] == priced
+    page = (site / page_path("model", title[0])).read_text(encoding="utf-8")
+    assert 'id="p-dominated">0%<' in page
 
 
 def test_no_table_heads_two_columns_alike_and_no_shorthand_jargon(site):
@@ -404,3 +418,62 @@ def test_the_index_links_each_models_latest_agents_and_the_rest_through_its_page
         assert text.count(f'<a href="{r.href}">1 earlier</a>') == 2  # headline and overall tables
     monkeypatch.setattr(index_page, "AGENT_LINKS", 5)
     assert "earlier</a>" not in render_path(sim_arena.engine, "index.html", sim_arena.as_of)[1]
+
+
+def test_model_and_cohort_json_carry_skill_by_horizon_and_category(sim_arena, site):
+    import json
+
+    from arena.read.statistics import cohort_statistics
+    from arena.scoring.breakdown import HORIZON_BUCKETS, breakdown_records
+
+    boards = json.loads((site / "api" / "leaderboard.json").read_text(encoding="utf-8"))
+    stats = cohort_statistics(sim_arena.engine, sim_arena.as_of, n_boot=20)
+    for cohort in boards["cohorts"]:  # per seat: the statistics page's tables, row for row
+        data = json.loads((site / page_path("cohort_api", cohort["name"])).read_text(encoding="utf-8"))
+        st = stats[cohort["name"]]
+        assert data["skill_by_horizon"] == breakdown_records(st.by_horizon.reset_index(drop=True))
+        assert data["skill_by_category"] == breakdown_records(st.by_category.reset_index(drop=True))
+    checked = 0
+    for row in boards["overall"]:
+        if row["kind"] == "reference":
+            continue
+        data = json.loads((site / page_path("model_api", row["model"])).read_text(encoding="utf-8"))
+        hz, cat = data["skill_by_horizon"], data["skill_by_category"]
+        assert [r["group"] for r in hz] == [b for b in HORIZON_BUCKETS if b in {r["group"] for r in hz}]
+        # every resolved question with a price is in one bucket and one category: the same total
+        assert sum(r["n_forecasts"] for r in hz) == sum(r["n_forecasts"] for r in cat) <= row["n_forecasts"]
+        if row["n_forecasts"]:
+            checked += 1
+            # pooled over categories, weighted by their (cohort, market) observations: the board's Brier − market
+            pooled = sum(r["brier_minus_market"] * r["n_markets"] for r in cat) / sum(r["n_markets"] for r in cat)
+            assert pooled == pytest.approx(row["brier_minus_market"], abs=1e-12)
+        page = (site / page_path("model", row["model"])).read_text(encoding="utf-8")
+        table = page[page.index('id="by-category"'):]
+        table = table[: table.index("</table>")]
+        assert table.count("<tr><td") == max(len(cat), 1)
+    assert checked >= 3
+
+
+def test_a_hostile_model_name_on_the_frontier_is_text(sim_arena):
+    """The frontier's chart and table on the index and the model page print a model's name as text."""
+    from sqlalchemy import update
+    from sqlmodel import Session, select
+
+    from arena.store.tables import AgentRow, DecisionRow, ModelCallRow
+    from arena.web.env import render_page
+    from arena.web.index_page import index_context
+    from arena.web.model_page import model_contexts
+
+    hostile = "<b>evil</b> & co"
+    with Session(sim_arena.engine) as s:
+        priced = s.exec(select(AgentRow.name).join(DecisionRow, DecisionRow.agent_id == AgentRow.id)
+                        .join(ModelCallRow, ModelCallRow.decision_id == DecisionRow.id)).first()
+        s.exec(update(AgentRow).where(AgentRow.name == priced).values(name=hostile))
+        s.commit()
+    page = index_context(sim_arena.engine, sim_arena.as_of)
+    assert [r["model"] for r in page.frontier] == [hostile]
+    for text in (render_page("index.html", page, "index.html"),
+                 render_page("model.html", model_contexts(sim_arena.engine, sim_arena.as_of, [hostile])[hostile],
+                             page_path("model", hostile))):
+        section = text[text.index('id="frontier"'):]
+        assert "&lt;b&gt;evil&lt;/b&gt; &amp; co" in section and "<b>evil" not in section

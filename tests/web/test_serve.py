@@ -86,3 +86,35 @@ def test_serve_answers_404_for_unknown_paths(live):
         depth = min(path.lstrip("/").count("/"), 8)
         assert f'href="{"../" * depth}static/site.css"'.encode() in body, path
         assert b"<script" not in body.split(b"</head>")[1], path  # the asked path is escaped, never markup
+
+
+def test_serve_answers_the_boards_of_some_questions_and_400_on_a_bad_query(live):
+    """/api/leaderboard.json?from=…&until=…&category=… is `arena leaderboard --from … --format json` (the
+    site's filter); a bad day, a window ending before it starts, an unknown category or parameter is a 400 with
+    its reason."""
+    import json
+
+    from arena.read.standings import boards_json, standings
+    from arena.scoring.question_filter import QuestionFilter
+
+    from datetime import date
+
+    from arena.read.breakdown import known_categories
+
+    arena, server = live
+    two = known_categories(arena.engine)[:2]
+    assert len(two) == 2
+    status, _, body = _get(server.url + f"api/leaderboard.json?from=2026-01-05&category={two[1]}&category={two[0]}")
+    assert status == 200, body
+    doc = json.loads(body)
+    assert doc["filter"] == {"from": "2026-01-05", "until": None, "categories": two}
+    expected = boards_json(standings(arena.engine, arena.as_of, questions=QuestionFilter(date(2026, 1, 5), None,
+                                                                                         tuple(two))))
+    assert doc == json.loads(json.dumps(expected))
+    status, _, body = _get(server.url + "api/leaderboard.json")
+    assert status == 200 and json.loads(body)["filter"] is None
+    for query, words in (("from=2026-13-01", b"is not a date"), ("from=2026-02-01&until=2026-01-01", b"is after"),
+                         ("category=astrology", b"unknown category"), ("colour=red", b"unknown parameter")):
+        status, headers, body = _get(server.url + "api/leaderboard.json?" + query)
+        assert status == 400 and words in body and headers["Content-Type"].startswith("text/plain"), query
+        assert body.count(b"\n") == 1

@@ -131,3 +131,26 @@ def test_sequences_find_a_planted_difference_and_not_a_null_one():
     assert seq.loc[("twin", "No. 1 (sharp)"), "verdict"] == "not yet"  # identical forecasts: no difference
     assert seq.loc[("coin", "market"), "verdict"] == "worse"
     assert len(seq) == 3 + 3
+
+
+def test_skill_by_horizon_and_category_tables_per_seat(sim_arena):
+    """Each seat's Brier − market by horizon bucket and by category: the buckets' markets add up to the seat's
+    resolved markets with a price (a market whose rounds straddle two buckets is in both), the categories' to
+    exactly those, and the page shows one row per (seat, group)."""
+    from arena.scoring.breakdown import HORIZON_BUCKETS
+
+    st, page = _stats(sim_arena)
+    hz, cat = st.by_horizon, st.by_category
+    assert len(hz) and len(cat)
+    assert set(hz["group"]) <= set(HORIZON_BUCKETS)
+    for agent, rows in cat.groupby("agent"):
+        assert rows["n_markets"].sum() <= hz[hz["agent"] == agent]["n_markets"].sum()
+        assert rows["n_forecasts"].sum() == hz[hz["agent"] == agent]["n_forecasts"].sum()
+    market = cat[cat["agent"] == "market (reference)"]
+    assert (market["brier_minus_market"] == 0).all()  # the market against itself
+    text = render_page("statistics.html", page, page_path("statistics", st.cohort))
+    for title, table in (("Skill by horizon", hz), ("Skill by topic", cat)):
+        section = text[text.index(title):]
+        section = section[: section.index("</table>")]
+        assert section.count("<tr><td") == len(table)
+    assert "arena leaderboard --from D --until D --category C" in text and "api/leaderboard.json?from=D" in text
