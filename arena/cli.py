@@ -732,9 +732,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 
 def _question_filter(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The leaderboard's --from/--until/--category as a `scoring.question_filter.QuestionFilter` (None: none
+    """The leaderboard's --from/--until/--category as a `domain.question_filter.QuestionFilter` (None: none
     given); InputError on a bad date or a window that ends before it starts."""
-    from arena.scoring.question_filter import parse_day, question_filter
+    from arena.domain.question_filter import parse_day, question_filter
 
     for text, flag in ((args.date_from, "--from"), (args.date_until, "--until")):
         try:

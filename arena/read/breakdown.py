@@ -17,7 +17,7 @@ from sqlmodel import Session
 from arena.clock import utc
 from arena.scoring.breakdown import breakdown_records, skill_by_category, skill_by_horizon, with_groups
 from arena.scoring.headline import score_forecasts
-from arena.scoring.question_filter import UNCATEGORIZED, QuestionFilter, category_name
+from arena.domain.question_filter import UNCATEGORIZED, QuestionFilter, category_name
 from arena.store.frames import rows_frame
 from arena.store.tables import CohortRow, DecisionRow, MarketRow, ResolutionRow
 

@@ -45,7 +45,7 @@ from arena.read.headroom import cohort_headroom
 from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
 from arena.domain.leakage import Leak
-from arena.scoring.question_filter import QuestionFilter
+from arena.domain.question_filter import QuestionFilter
 from arena.store.memo import Recent
 from arena.store.tables import AgentRow, CohortRow, MarketRow
 

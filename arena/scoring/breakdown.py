@@ -25,7 +25,6 @@ import pandas as pd
 from scipy import stats as sps
 
 from arena.scoring.evidence import DEFAULT_LEVEL, market_rows
-from arena.scoring.question_filter import category_name
 
 HORIZON_EDGES = (7.0, 30.0, 90.0)  # days: a bucket holds (previous edge, edge]
 HORIZON_BUCKETS = ("≤7 d", "8–30 d", "31–90 d", ">90 d")
@@ -33,6 +32,13 @@ HORIZON_RULE = ("days from the round's decision to the market's resolution, buck
                 "(a fraction of a day counts: 7.5 days is in 8–30)")
 BREAKDOWN_COLUMNS = ("agent", "group", "n_markets", "n_forecasts", "brier_minus_market", "brier_minus_market_lo",
                      "brier_minus_market_hi")
+UNCATEGORIZED = "uncategorized"  # the name of a market's empty category, in tables and for --category
+
+
+def category_name(category: Any) -> str:
+    """The shown category of a market: its own, or UNCATEGORIZED when empty or missing."""
+    text = "" if category is None or (isinstance(category, float) and np.isnan(category)) else str(category).strip()
+    return text or UNCATEGORIZED
 
 
 def horizon_days(decided_at: Any, resolved_at: Any) -> np.ndarray:
@@ -132,6 +138,6 @@ def breakdown_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["BREAKDOWN_COLUMNS", "HORIZON_BUCKETS", "HORIZON_EDGES", "HORIZON_RULE", "breakdown_records",
+__all__ = ["BREAKDOWN_COLUMNS", "UNCATEGORIZED", "category_name", "HORIZON_BUCKETS", "HORIZON_EDGES", "HORIZON_RULE", "breakdown_records",
            "horizon_bucket", "horizon_days", "skill_breakdown", "skill_by_category", "skill_by_horizon",
            "with_groups"]

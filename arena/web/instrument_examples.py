@@ -10,14 +10,14 @@ from arena.web.methodology_page import WorkedExample
 
 def breakdown_example() -> WorkedExample:
     """Skill by horizon and by category and the question filter, worked through `scoring.breakdown` and
-    `scoring.question_filter` on three markets of one seat."""
+    `domain.question_filter` on three markets of one seat."""
     from datetime import date, datetime, timedelta, timezone
 
     import pandas as pd
 
     from arena.scoring.breakdown import skill_by_category, skill_by_horizon
     from arena.scoring.headline import score_forecasts
-    from arena.scoring.question_filter import QuestionFilter
+    from arena.domain.question_filter import QuestionFilter
 
     t0 = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
     # market, round, decided (days after t0), resolves (days after t0), category, stated, price; all resolve YES

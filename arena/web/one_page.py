@@ -53,7 +53,7 @@ def filtered_leaderboard(engine: Engine, as_of: datetime, query: str) -> str | N
     from urllib.parse import parse_qs
 
     from arena.read.breakdown import known_categories
-    from arena.scoring.question_filter import question_filter
+    from arena.domain.question_filter import question_filter
 
     words = parse_qs(query, keep_blank_values=True)
     unknown = sorted(set(words) - {"from", "until", "category"})

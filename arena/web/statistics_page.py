@@ -13,7 +13,7 @@ from typing import Any
 from arena.scoring.brier import BSS_MARKET_FLOOR
 from arena.scoring.breakdown import HORIZON_RULE
 from arena.scoring.provisional import PROVISIONAL_RULE
-from arena.scoring.question_filter import UNCATEGORIZED
+from arena.domain.question_filter import UNCATEGORIZED
 from arena.web.charts import Chart
 from arena.web.score_charts import reliability_chart
 from arena.web.values import NAN, num

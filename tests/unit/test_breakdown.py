@@ -10,7 +10,7 @@ import pytest
 from arena.scoring.breakdown import (HORIZON_BUCKETS, horizon_bucket, horizon_days, skill_by_category,
                                      skill_by_horizon)
 from arena.scoring.headline import REF_MARKET, score_forecasts
-from arena.scoring.question_filter import UNCATEGORIZED, QuestionFilter
+from arena.domain.question_filter import UNCATEGORIZED, QuestionFilter
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
 

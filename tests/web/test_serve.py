@@ -95,7 +95,7 @@ def test_serve_answers_the_boards_of_some_questions_and_400_on_a_bad_query(live)
     import json
 
     from arena.read.standings import boards_json, standings
-    from arena.scoring.question_filter import QuestionFilter
+    from arena.domain.question_filter import QuestionFilter
 
     from datetime import date
 

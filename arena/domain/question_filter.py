@@ -15,14 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-UNCATEGORIZED = "uncategorized"  # the name of a market's empty category, in tables and for --category
-
-
-def category_name(category: Any) -> str:
-    """The shown category of a market: its own, or UNCATEGORIZED when empty or missing."""
-    text = "" if category is None or (isinstance(category, float) and np.isnan(category)) else str(category).strip()
-    return text or UNCATEGORIZED
-
+from arena.scoring.breakdown import UNCATEGORIZED, category_name
 
 @dataclass(frozen=True)
 class QuestionFilter:
