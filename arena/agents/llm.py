@@ -32,7 +32,8 @@ from arena.agents.redact import scrub, scrub_decision, scrub_value
 from arena.agents.parse import ParsedReply, parse_reply, response_format
 from arena.agents.prompts import (DEFAULT_DESCRIPTION_CHARS, DEFAULT_MAX_MARKETS, PROMPT_VERSION, render_prompt,
                                   repair_message)
-from arena.agents.tools import MAX_CALLS_PER_ROUND, WEB_SEARCH, ToolBox, ToolCallRecord, WebSearcher
+from arena.agents.corpus import Corpus
+from arena.agents.tools import CORPUS_SEARCH, MAX_CALLS_PER_ROUND, WEB_SEARCH, ToolBox, ToolCallRecord, WebSearcher
 from arena.agents.view import Agent, AgentView, CallJournal
 from arena.config import (DEFAULT_MAX_REPLY_BYTES, RESERVED_HEADERS, RESPONSE_FORMATS, AgentConfig, ArenaConfig,
                           TokenPrices)
@@ -237,11 +238,14 @@ class LLMAgent:
                     wall_clock: Callable[[], Any] | None = None, **kw: Any) -> LLMAgent:
         """An agent for an [[agents]] entry of kind "llm"; `kw` may add client/transport/sleep/clock/rng/prompt
         options. `web_search` is given only for live rounds (see `agent_from_config`); `wall_clock` (UTC now)
-        is the web-search guard's clock, for tests."""
+        is the web-search guard's clock, for tests. A seat with `corpus_search` reads its corpus file here
+        (`CorpusError` when it is missing or has a bad line)."""
         if not entry.is_llm:
             raise ConfigError(f"agent {entry.name!r} is kind {entry.kind!r}, not an LLM", key="agents.kind")
         if entry.tools:
             box_kw: dict[str, Any] = {"wall_clock": wall_clock} if wall_clock is not None else {}
+            if CORPUS_SEARCH in entry.tools:  # read whole now: a bad corpus fails the seat before it decides
+                box_kw["corpus"] = Corpus.load(entry.corpus)
             kw["toolbox"] = ToolBox(entry.tools, result_chars=entry.tool_result_chars, web_search=web_search,
                                     **box_kw)
             kw["max_tool_rounds"] = entry.max_tool_rounds

@@ -25,7 +25,7 @@ from arena.agents.llm import agent_from_config
 from arena.agents.tools import WEB_SEARCH
 from arena.config import AGENT_KINDS, AgentConfig, ArenaConfig
 from arena.domain.decision import Decision
-from arena.errors import ConfigError
+from arena.errors import ArenaError, ConfigError
 from arena.usecases import decide
 from arena.usecases.cohorts import LineupEntry, agents_of, cohort_rules, open_cohorts, start_cohort, week_start
 from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, Slots, slots_for
@@ -73,7 +73,10 @@ class UnbuildableAgent:
 
 
 def _why(exc: Exception) -> str:
-    """A rebuild error in words, without the values (a frozen record is not shown back)."""
+    """A rebuild error in words, without the values (a frozen record is not shown back); the arena's own errors
+    (a corpus file with a bad line) say theirs."""
+    if isinstance(exc, ArenaError):
+        return exc.message[:500]
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:
