@@ -274,3 +274,14 @@ def test_a_bad_corpus_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("arena: corpus ") and "line 7" in err[0] and " — " in err[0]
     assert not db.exists()
+
+
+def test_the_methodology_pages_example_is_what_the_code_does():
+    """Each row of the methodology page's table (documents around a decision at 2025-12-31 00:05 UTC)."""
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "templates" / "methodology.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr><td><code>([^<]+)</code></td><td>[^<]+</td><td>(yes|no)", page)
+    assert len(rows) == 6
+    decision = datetime(2025, 12, 31, 0, 5, tzinfo=timezone.utc)
+    assert {date: parse_date(date) < decision for date, _ in rows} == {date: said == "yes" for date, said in rows}
