@@ -285,3 +285,51 @@ def test_the_methodology_pages_example_is_what_the_code_does():
     assert len(rows) == 6
     decision = datetime(2025, 12, 31, 0, 5, tzinfo=timezone.utc)
     assert {date: parse_date(date) < decision for date, _ in rows} == {date: said == "yes" for date, said in rows}
+
+
+def test_replay_run_searches_as_of_the_simulated_clock(standin, tmp_path, db_url, capsys, monkeypatch):
+    """`arena replay run` with a corpus seat: each search is bounded by the simulated decision time (stored on
+    the decision), never the wall clock — documents dated during and after the replayed window, planted with the
+    query's words, are never returned; one dated before it is."""
+    from arena.cli import main
+    from arena.store.engine import make_engine
+    from arena.venues.replay import write_replay
+
+    start = datetime(2025, 11, 2, tzinfo=timezone.utc)
+    write_replay([{
+        "platform": "manifold", "market_id": f"m{i}", "question": f"Will candidate {i} win the ballot count?",
+        "url": "", "background": "", "resolution_criteria": "", "market_info_resolution_criteria": None,
+        "market_open_datetime": (start - timedelta(days=30)).isoformat(),
+        "market_close_datetime": (start + timedelta(days=30)).isoformat(),
+        "resolution": i % 2, "first_resolved_observation_date": (start + timedelta(days=40)).date(),
+        "history": [((start - timedelta(days=d)).date(), 0.3 + i / 10) for d in range(5, 0, -1)],
+    } for i in range(3)], tmp_path / "replay.jsonl")
+    docs = [{"date": "2025-10-30", "title": "Ballot count preview", "text": "The ballot count starts soon.",
+             "url": "u:before"}]
+    docs += [{"date": iso(start + timedelta(minutes=m)), "title": "Ballot count result", "text": f"ballot {m}",
+              "url": f"u:during-{m}"} for m in (4, 5, 6, 60 * 24)]
+    docs += [{"date": "2026-06-01", "title": "Ballot count retrospective", "text": "ballot count", "url": "u:later"}]
+    write_corpus(tmp_path / "news.jsonl", docs)
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text(config_text(standin.base_url, "news.jsonl").replace("forecast_set_size = 2",
+                                                                      "forecast_set_size = 2\ndecision_weeks = 1"))
+    standin.default = tool_responder("corpus_search", lambda req: {"query": "ballot count", "max_results": 10},
+                                     lambda req, results: hold_responder(0.5)(req))
+    monkeypatch.setenv("ARENA_TEST_KEY", "sk-replay-corpus")
+    argv = ["replay", "run", str(tmp_path / "replay.jsonl"), "--from", "2025-11-02", "--until", "2025-11-03",
+            "--config", str(cfg), "--db", db_url]
+    assert main(argv) == 0, capsys.readouterr().err
+    eng = make_engine(db_url)
+    with Session(eng) as s:
+        rows = s.execute(select(DecisionRow.as_of, ModelCallRow.tool_calls)
+                         .join(ModelCallRow, ModelCallRow.decision_id == DecisionRow.id)).all()
+    eng.dispose()
+    records = [(as_of, r) for as_of, calls in rows for r in (calls or [])]
+    assert records, "the seat searched the corpus"
+    for as_of, record in records:
+        decided = as_of if as_of.tzinfo else as_of.replace(tzinfo=timezone.utc)
+        assert start <= decided < start + timedelta(days=1)
+        found = json.loads(record["result"])["results"]
+        assert "u:before" in urls(found) and not {"u:later", "u:during-1440"} & set(urls(found))
+        assert all(parse_date(r["date"]) < decided for r in found)
+        assert json.loads(record["result"])["before"] == decided.isoformat()
