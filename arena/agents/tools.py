@@ -163,8 +163,10 @@ class ToolBox:
         return ""
 
     def offered(self, view: AgentView) -> tuple[str, ...]:
-        """The tools offered for this decision (web search only when it may run)."""
-        return tuple(n for n in self.names if n != WEB_SEARCH or not self.web_search_refusal(view))
+        """The tools offered for this decision (web search only when it may run, corpus search only with a
+        corpus)."""
+        return tuple(n for n in self.names if (n != WEB_SEARCH or not self.web_search_refusal(view))
+                     and (n != CORPUS_SEARCH or self.corpus is not None))
 
     def schemas(self, view: AgentView) -> list[dict[str, Any]]:
         return [tool_schema(n) for n in self.offered(view)]

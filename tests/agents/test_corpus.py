@@ -211,7 +211,9 @@ def test_the_tool_bounds_its_query_and_results_and_caps_their_size(tmp_path, vie
     assert not syntax.error and json.loads(syntax.result)["results"]
     assert fts_query('a "b" NEAR(c)') == '"a" OR "b" OR "near" OR "c"'
     assert "non-empty string `query`" in wide.run(view, "c5", "corpus_search", json.dumps({"query": " "})).error
-    assert "no corpus" in ToolBox(("corpus_search",)).run(view, "c6", "corpus_search", '{"query": "x"}').error
+    bare = ToolBox(("corpus_search", "order_book"))
+    assert bare.offered(view) == ("order_book",) and wide.offered(view) == ("corpus_search",)
+    assert "no corpus" in bare.run(view, "c6", "corpus_search", '{"query": "x"}').error
 
 
 def seed(engine) -> None:  # type: ignore[no-untyped-def]
