@@ -335,3 +335,25 @@ def test_replay_run_searches_as_of_the_simulated_clock(standin, tmp_path, db_url
         assert "u:before" in urls(found) and not {"u:later", "u:during-1440"} & set(urls(found))
         assert all(parse_date(r["date"]) < decided for r in found)
         assert json.loads(record["result"])["before"] == decided.isoformat()
+
+
+def test_the_seats_of_every_cohort_deciding_in_one_round_share_one_read_of_the_corpus(engine, standin, tmp_path,
+                                                                                       monkeypatch):
+    seed(engine)
+    corpus = write_corpus(tmp_path / "news.jsonl", planted(DECIDE_AT + timedelta(weeks=1)))
+    reads: list[str] = []
+    load = Corpus.load.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Corpus, "load", classmethod(lambda cls, path: reads.append(str(path)) or load(cls, path)))
+    standin.default = tool_responder("corpus_search", lambda req: {"query": "ballot count"},
+                                     lambda req, results: hold_responder(0.5)(req))
+    cfg = parse_config(config_text(standin.base_url, str(corpus)).replace("forecast_set_size = 2",
+                                                                         "forecast_set_size = 2\ndecision_weeks = 2"))
+    first, _ = start_current_cohort(engine, SUNDAY, cfg)
+    second, _ = start_current_cohort(engine, SUNDAY + timedelta(weeks=1), cfg)
+    out = decision_round(engine, DECIDE_AT + timedelta(weeks=1), cfg, {"ARENA_TEST_KEY": "k"})
+    assert {name: [o.status for o in outs] for name, outs in out.items()} == {first: ["hold"], second: ["hold"]}
+    assert reads == [str(corpus)]  # two seats, one read
+    with Session(engine) as s:
+        results = [json.loads(t["result"]) for c in s.scalars(select(ModelCallRow)) for t in (c.tool_calls or [])]
+    assert len(results) == 2 and results[0] == results[1]
+    assert set(urls(results[0]["results"])) == {"https://news.example/before", "https://news.example/day-before"}
