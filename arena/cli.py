@@ -269,7 +269,8 @@ def _runtime(args: argparse.Namespace, read_only: bool = False, config=None):  #
 
     config = config if config is not None else _load_config(getattr(args, "config", None))
     _check_runtime_args(args)
-    _check_corpora(config)
+    if not read_only:  # `arena jobs list` decides nothing
+        _check_corpora(config)
     clock = _clock(args)
     limits = _endpoint_limits(args)
     from arena.usecases.venue_registry import LIVE_VENUES

@@ -263,15 +263,20 @@ def test_a_seat_searches_the_corpus_in_a_real_round_and_the_results_are_stored(e
     assert "declared winner" not in record["result"] and "A wins" not in record["result"]
 
 
-def test_a_bad_corpus_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
+def test_a_bad_corpus_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, monkeypatch):
     from arena.cli import main
+
+    monkeypatch.setenv("ARENA_TEST_KEY", "k")
 
     corpus = write_corpus(tmp_path / "news.jsonl", [json.dumps(d) for d in planted(DECIDE_AT)]
                           + ['{"date": "soon", "title": "t", "text": "x", "url": "u"}'])
     cfg = tmp_path / "arena.toml"
     cfg.write_text(config_text("http://127.0.0.1:9/v1", corpus.name))  # relative: read from the config's folder
     db = tmp_path / "arena.sqlite"
-    for argv in (["round", "--at", "2026-03-01T00:05"], ["cohort", "start", "--at", "2026-03-01"]):
+    for argv in (["round", "--at", "2026-03-01T00:05"], ["cohort", "start", "--at", "2026-03-01"],
+                 ["jobs", "run", "decision_round", "--at", "2026-03-01T00:05"],
+                 ["replay", "run", str(tmp_path / "replay.jsonl"), "--from", "2025-11-02", "--until", "2025-11-03"],
+                 ["demo", "--llm", "--cohorts", "1"]):
         assert main([*argv, "--config", str(cfg), "--db", f"sqlite:///{db}"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("arena: corpus ") and "line 7" in err[0] and " — " in err[0]
