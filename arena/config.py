@@ -508,8 +508,8 @@ class AgentConfig(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "AgentConfig":
-        """Both token prices or neither; a web-search endpoint only with web search; a track that agrees with
-        the tools; `variant_of` and `factor` together."""
+        """Both token prices or neither; a web-search endpoint only with web search; a corpus with corpus search
+        and only with it; a track that agrees with the tools; `variant_of` and `factor` together."""
         from arena.agents.tools import CORPUS_SEARCH, WEB_SEARCH
 
         if (self.price_per_million_input is None) != (self.price_per_million_output is None):

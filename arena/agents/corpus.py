@@ -14,7 +14,7 @@ a time counts as the last instant of its day (23:59:59.999999 UTC), since it may
 "2025-03-01" is first visible to a decision at 2025-03-02 00:00 UTC. The index holds exactly the visible
 documents when a search runs (documents are added or removed as the decision time moves), so bm25's statistics
 — document count, term frequencies, average length — come from the visible documents only, and a later document
-cannot even shift the ranking.
+cannot even shift the ranking. Equal scores put the later document first.
 """
 
 from __future__ import annotations

@@ -255,5 +255,5 @@ def _bounded_int(args: Mapping[str, Any], key: str, default: int, low: int, high
     return min(max(value, low), high)
 
 
-__all__ = ["CORPUS_SEARCH", "ORDER_BOOK", "PRICE_HISTORY", "RELATED_MARKETS", "RESOLUTION_CRITERIA", "TOOL_NAMES", "WEB_SEARCH",
-           "ToolBox", "ToolCallRecord", "ToolError", "WebSearcher", "tool_schema"]
+__all__ = ["CORPUS_SEARCH", "ORDER_BOOK", "PRICE_HISTORY", "RELATED_MARKETS", "RESOLUTION_CRITERIA", "TOOL_NAMES",
+           "WEB_SEARCH", "ToolBox", "ToolCallRecord", "ToolError", "WebSearcher", "tool_schema"]
