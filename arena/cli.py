@@ -237,6 +237,15 @@ def _load_config(path: str | None):  # type: ignore[no-untyped-def]
     return config
 
 
+def _check_corpora(config) -> None:  # type: ignore[no-untyped-def]
+    """Read every seat's dated corpus (`corpus_search`) as a decision would, before anything is written: a
+    missing file or a bad line is one `CorpusError` (exit 2) naming the file and the line."""
+    from arena.agents.corpus import check_corpus
+
+    for path in dict.fromkeys(a.corpus for a in config.llm_agents if a.corpus):
+        check_corpus(path)
+
+
 def _check_runtime_args(args: argparse.Namespace) -> None:
     """Refuse a job command's bad flags before anything is read or written."""
     if "replay" in (getattr(args, "venue", None) or ()) and not getattr(args, "replay", None):
@@ -260,6 +269,8 @@ def _runtime(args: argparse.Namespace, read_only: bool = False, config=None):  #
 
     config = config if config is not None else _load_config(getattr(args, "config", None))
     _check_runtime_args(args)
+    if not read_only:  # `arena jobs list` decides nothing
+        _check_corpora(config)
     clock = _clock(args)
     limits = _endpoint_limits(args)
     from arena.usecases.venue_registry import LIVE_VENUES
@@ -294,6 +305,7 @@ def _cohort(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     config = _load_config(args.config)
+    _check_corpora(config)  # the lineup frozen now names them
     engine = open_store(args.db)
     universe = check_universe(engine, now)
     if universe.size == 0 and not args.allow_empty:
@@ -319,6 +331,7 @@ def _round(args: argparse.Namespace) -> int:
     now = clock.now()
     _endpoint_limits(args)  # a bad --endpoint-limit is refused before anything is read or written
     config = _load_config(args.config)
+    _check_corpora(config)
     missing = config.missing_keys(os.environ)
     for agent, env in missing:
         print(f"warning: {agent} has no API key (set {env}); its decisions will be recorded as failed",
@@ -585,6 +598,7 @@ def _replay_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"agents": tuple(a for a in config.agents if not a.is_llm)})
     else:
         _missing_keys_refused(config, "arena replay run", "--baselines-only")
+    _check_corpora(config)
     replay = ReplayVenue.from_path(args.file, skip_malformed=True)
     _tell_skipped(replay, args.file)
     url = args.db

@@ -82,7 +82,8 @@ PARAM_RANGES: Mapping[str, tuple[float, float]] = MappingProxyType({
 _LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "price_per_million_input",
              "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
              "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
-             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env")
+             "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env",
+             "corpus")
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
@@ -216,6 +217,17 @@ def _tool_names(tools: tuple[str, ...]) -> tuple[str, ...]:
     if len(set(tools)) != len(tools):
         raise _bad(f"lists a tool twice: {list(tools)!r}")
     return tools
+
+
+def _corpus_path(value: str) -> str:
+    """The corpus file's path, made absolute (from the working directory; `parse_config` first joins a relative
+    path to the configuration file's folder). Whether the file is a valid corpus is checked where seats are built
+    (`arena.agents.corpus`), not each time a configuration is read."""
+    if not value:
+        return value
+    if "\x00" in value or not value.strip():
+        raise _bad(f"must be the path of a JSON-lines file, got {value!r}")
+    return str(Path(value).expanduser().absolute())
 
 
 def _headers(value: Any) -> Mapping[str, str]:
@@ -457,6 +469,10 @@ class AgentConfig(_Model):
     web_search_url: Annotated[StrictStr, AfterValidator(lambda url: url.rstrip("/"))] = ""
     web_search_key_env: Annotated[StrictStr, Field(pattern=f"^({_ENV_NAME})?$"), Expect(
         "the NAME of an environment variable (letters, digits and _), not the key itself", echo=False)] = ""
+    # the dated corpus of the `corpus_search` tool (a JSON-lines file, arena.agents.corpus): required with that
+    # tool and refused without it; a relative path is read from the configuration file's folder, and the path is
+    # kept absolute (so the frozen lineup names the same file from any working directory)
+    corpus: Annotated[StrictStr, AfterValidator(_corpus_path)] = ""
     track: Literal[TRACKS] = "model"  # type: ignore[valid-type]
     # -- replicates and ablations (issue 13): how many independent asks per decision, and which seat this one
     # varies (`variant_of`, another seat's name, checked by ArenaConfig) in which `factor`.
@@ -492,9 +508,9 @@ class AgentConfig(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "AgentConfig":
-        """Both token prices or neither; a web-search endpoint only with web search; a track that agrees with
-        the tools; `variant_of` and `factor` together."""
-        from arena.agents.tools import WEB_SEARCH
+        """Both token prices or neither; a web-search endpoint only with web search; a corpus with corpus search
+        and only with it; a track that agrees with the tools; `variant_of` and `factor` together."""
+        from arena.agents.tools import CORPUS_SEARCH, WEB_SEARCH
 
         if (self.price_per_million_input is None) != (self.price_per_million_output is None):
             missing = "price_per_million_output" if self.price_per_million_output is None \
@@ -511,6 +527,11 @@ class AgentConfig(_Model):
         elif url or env:
             raise _bad(f"applies only when tools include {WEB_SEARCH!r} (web search is off by default)",
                        field="web_search_url" if url else "web_search_key_env")
+        if CORPUS_SEARCH in self.tools and not self.corpus:
+            raise _bad(f"is required when tools include {CORPUS_SEARCH!r}: the path of the JSON-lines corpus file",
+                       field="corpus")
+        if self.corpus and CORPUS_SEARCH not in self.tools:
+            raise _bad(f"applies only when tools include {CORPUS_SEARCH!r}", field="corpus")
         if (self.track == "agent") != bool(self.tools):
             raise _bad(f"{self.track!r} disagrees with the tools: track \"agent\" needs tools = [...], track "
                        f"\"model\" takes none (leave track out to derive it)", field="track")
@@ -567,7 +588,7 @@ class AgentConfig(_Model):
             return {"track": self.track, **changed}
         return {"track": self.track, "tools": list(self.tools), "max_tool_rounds": self.max_tool_rounds,
                 "tool_result_chars": self.tool_result_chars, "web_search_url": self.web_search_url,
-                "web_search_key_env": self.web_search_key_env}
+                "web_search_key_env": self.web_search_key_env, **({"corpus": self.corpus} if self.corpus else {})}
 
 
 def track_of(frozen: Mapping[str, Any]) -> str:
@@ -770,8 +791,9 @@ def _config_error(exc: ValidationError, data: dict[str, Any], source: str) -> Co
 # -- reading -------------------------------------------------------------------------------------------------------
 
 
-def parse_config(text: str, source: str = "<string>") -> ArenaConfig:
-    """An ArenaConfig from TOML text; `source` names the file in error messages."""
+def parse_config(text: str, source: str = "<string>", base: Path | None = None) -> ArenaConfig:
+    """An ArenaConfig from TOML text; `source` names the file in error messages; `base` is the folder relative
+    paths (an agent's `corpus`) are read from (None: the working directory)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -780,6 +802,10 @@ def parse_config(text: str, source: str = "<string>") -> ArenaConfig:
         raise ConfigError(f"{source}: not valid TOML: arrays or tables nested too deeply", key="") from None
     if "source" in data:  # a field of the value, not a key of the file
         raise ConfigError(f"{source}: (top level) source: {UNKNOWN_KEY}", key="(top level).source")
+    if base is not None and isinstance(data.get("agents"), list):
+        data["agents"] = [{**a, "corpus": str(base / a["corpus"])}
+                          if isinstance(a, dict) and isinstance(a.get("corpus"), str) and a["corpus"]
+                          and not Path(a["corpus"]).expanduser().is_absolute() else a for a in data["agents"]]
     try:
         return ArenaConfig.model_validate({**data, "source": source})
     except ValidationError as exc:
@@ -795,7 +821,7 @@ def load_config(path: str | Path) -> ArenaConfig:
         raise ConfigError(f"{p}: no such configuration file (start from arena.example.toml)", key="") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read the configuration: {exc}", key="") from None
-    return parse_config(text, str(p))
+    return parse_config(text, str(p), base=p.absolute().parent)
 
 
 def default_config() -> ArenaConfig:
@@ -908,6 +934,9 @@ price_per_million_output = 15.0
 # # track = "agent"                     # derived from `tools`; if written, it must agree
 # # web_search_url = "https://api.tavily.com/search"   # POST {"query", "max_results"}; only with "web_search"
 # # web_search_key_env = "TAVILY_API_KEY"              # in tools; never used in replays or simulations
+# # corpus = "corpus/news-2025.jsonl"   # only with "corpus_search" in tools: a JSON-lines file of dated documents
+#                                       # ({"date", "title", "text", "url"}), searched (bm25) among those dated
+#                                       # strictly before the decision time; safe in replays; relative to this file
 
 # A baseline with its own parameters replaces the default one of that kind:
 [[agents]]

@@ -22,7 +22,7 @@ import email.utils
 import json
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,8 @@ from arena.agents.redact import scrub, scrub_decision, scrub_value
 from arena.agents.parse import ParsedReply, parse_reply, response_format
 from arena.agents.prompts import (DEFAULT_DESCRIPTION_CHARS, DEFAULT_MAX_MARKETS, PROMPT_VERSION, render_prompt,
                                   repair_message)
-from arena.agents.tools import MAX_CALLS_PER_ROUND, WEB_SEARCH, ToolBox, ToolCallRecord, WebSearcher
+from arena.agents.corpus import Corpus
+from arena.agents.tools import CORPUS_SEARCH, MAX_CALLS_PER_ROUND, WEB_SEARCH, ToolBox, ToolCallRecord, WebSearcher
 from arena.agents.view import Agent, AgentView, CallJournal
 from arena.config import (DEFAULT_MAX_REPLY_BYTES, RESERVED_HEADERS, RESPONSE_FORMATS, AgentConfig, ArenaConfig,
                           TokenPrices)
@@ -234,14 +235,24 @@ class LLMAgent:
 
     @classmethod
     def from_config(cls, entry: AgentConfig, api_key: str, *, web_search: WebSearcher | None = None,
-                    wall_clock: Callable[[], Any] | None = None, **kw: Any) -> LLMAgent:
+                    wall_clock: Callable[[], Any] | None = None,
+                    corpora: MutableMapping[str, Corpus] | None = None, **kw: Any) -> LLMAgent:
         """An agent for an [[agents]] entry of kind "llm"; `kw` may add client/transport/sleep/clock/rng/prompt
         options. `web_search` is given only for live rounds (see `agent_from_config`); `wall_clock` (UTC now)
-        is the web-search guard's clock, for tests."""
+        is the web-search guard's clock, for tests. A seat with `corpus_search` reads its corpus file here
+        (`CorpusError` when it is missing or has a bad line), or takes it from `corpora` (path → corpus), where the
+        seats built for one round or one worker share each file's corpus (it is added there once read)."""
         if not entry.is_llm:
             raise ConfigError(f"agent {entry.name!r} is kind {entry.kind!r}, not an LLM", key="agents.kind")
         if entry.tools:
             box_kw: dict[str, Any] = {"wall_clock": wall_clock} if wall_clock is not None else {}
+            if CORPUS_SEARCH in entry.tools:  # read whole now: a bad corpus fails the seat before it decides
+                corpus = corpora.get(entry.corpus) if corpora is not None else None
+                if corpus is None:
+                    corpus = Corpus.load(entry.corpus)
+                    if corpora is not None:
+                        corpora[entry.corpus] = corpus
+                box_kw["corpus"] = corpus
             kw["toolbox"] = ToolBox(entry.tools, result_chars=entry.tool_result_chars, web_search=web_search,
                                     **box_kw)
             kw["max_tool_rounds"] = entry.max_tool_rounds

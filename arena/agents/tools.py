@@ -9,7 +9,9 @@ What is served: `price_history` — the market's recorded price snapshots (YES p
 gave them); `order_book` — the best bid and ask of the latest snapshot (the arena stores only top of book with
 each price snapshot, not the CLOB depth); `related_markets` — the other markets of its event/group
 (`group_id`) with their prices; `resolution_criteria` — the question, its description (the resolution rules),
-outcomes and close time; `web_search` — results from a configured HTTP search endpoint, live rounds only.
+outcomes and close time; `web_search` — results from a configured HTTP search endpoint, live rounds only;
+`corpus_search` — documents of the seat's dated corpus (`arena.agents.corpus`) dated strictly before the decision
+time (`view.as_of`, never the wall clock), ranked by SQLite FTS5's bm25.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
+from arena.agents.corpus import MAX_QUERY_CHARS, MAX_RESULTS as MAX_CORPUS_RESULTS, Corpus
 from arena.agents.view import AgentView
 
 PRICE_HISTORY = "price_history"
@@ -27,7 +30,8 @@ ORDER_BOOK = "order_book"
 RELATED_MARKETS = "related_markets"
 RESOLUTION_CRITERIA = "resolution_criteria"
 WEB_SEARCH = "web_search"
-TOOL_NAMES = (PRICE_HISTORY, ORDER_BOOK, RELATED_MARKETS, RESOLUTION_CRITERIA, WEB_SEARCH)
+CORPUS_SEARCH = "corpus_search"
+TOOL_NAMES = (PRICE_HISTORY, ORDER_BOOK, RELATED_MARKETS, RESOLUTION_CRITERIA, WEB_SEARCH, CORPUS_SEARCH)
 
 DEFAULT_RESULT_CHARS = 8000  # characters of one tool result sent back and stored
 MAX_HISTORY_POINTS = 200
@@ -72,6 +76,16 @@ _SCHEMAS: Mapping[str, dict[str, Any]] = {
         "parameters": {"type": "object", "properties": {
             "query": {"type": "string", "description": "the search query"},
             "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS}},
+            "required": ["query"], "additionalProperties": False},
+    },
+    CORPUS_SEARCH: {
+        "description": "Search a fixed archive of dated documents (news, reports) for ones published before now "
+                       "(the decision time); returns date, title, URL and an excerpt of each, best match first.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "maxLength": MAX_QUERY_CHARS,
+                      "description": "words to look for (a plain query; no operators)"},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_CORPUS_RESULTS,
+                            "description": f"documents to return (default 5, at most {MAX_CORPUS_RESULTS})"}},
             "required": ["query"], "additionalProperties": False},
     },
 }
@@ -119,18 +133,20 @@ def _utc_now() -> datetime:
 
 class ToolBox:
     """The tools one agent may call. `names` ⊆ TOOL_NAMES; `result_chars` caps each result; `web_search` is
-    given only to agents of live rounds (None: web search is off); `wall_clock` (UTC now) is injected for tests.
+    given only to agents of live rounds (None: web search is off); `corpus` is the seat's loaded dated corpus
+    (None: corpus_search answers that there is none); `wall_clock` (UTC now) is injected for tests.
     """
 
     def __init__(self, names: Sequence[str], *, result_chars: int = DEFAULT_RESULT_CHARS,
-                 web_search: WebSearcher | None = None, wall_clock: Callable[[], datetime] = _utc_now,
-                 max_lag: timedelta = WEB_SEARCH_MAX_LAG) -> None:
+                 web_search: WebSearcher | None = None, corpus: Corpus | None = None,
+                 wall_clock: Callable[[], datetime] = _utc_now, max_lag: timedelta = WEB_SEARCH_MAX_LAG) -> None:
         unknown = [n for n in names if n not in TOOL_NAMES]
         if unknown:
             raise ValueError(f"unknown tool {unknown[0]!r} (known: {', '.join(TOOL_NAMES)})")
         self.names = tuple(names)
         self.result_chars = result_chars
         self.web_search = web_search
+        self.corpus = corpus
         self._wall_clock = wall_clock
         self.max_lag = max_lag
 
@@ -147,8 +163,10 @@ class ToolBox:
         return ""
 
     def offered(self, view: AgentView) -> tuple[str, ...]:
-        """The tools offered for this decision (web search only when it may run)."""
-        return tuple(n for n in self.names if n != WEB_SEARCH or not self.web_search_refusal(view))
+        """The tools offered for this decision (web search only when it may run, corpus search only with a
+        corpus)."""
+        return tuple(n for n in self.names if (n != WEB_SEARCH or not self.web_search_refusal(view))
+                     and (n != CORPUS_SEARCH or self.corpus is not None))
 
     def schemas(self, view: AgentView) -> list[dict[str, Any]]:
         return [tool_schema(n) for n in self.offered(view)]
@@ -199,6 +217,8 @@ class ToolBox:
             except Exception as exc:  # the endpoint's failure is the call's result, not the decision's
                 raise ToolError(f"web search failed: {type(exc).__name__}: {exc}") from None
             return {"query": query, "results": results[:n]}
+        if name == CORPUS_SEARCH:
+            return self._corpus_search(view, args)
         facts = view.facts
         if facts is None:
             raise ToolError("market facts are not available for this decision")
@@ -213,6 +233,20 @@ class ToolBox:
             return facts.related_markets(market_id)
         return facts.resolution_criteria(market_id)
 
+    def _corpus_search(self, view: AgentView, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Documents dated strictly before the decision time `view.as_of` (never the wall clock)."""
+        if self.corpus is None:
+            raise ToolError("corpus_search has no corpus here (the seat's `corpus` file was not loaded)")
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("corpus_search needs a non-empty string `query`")
+        n = _bounded_int(args, "max_results", 5, 1, MAX_CORPUS_RESULTS)
+        query = query.strip()[:MAX_QUERY_CHARS]
+        results = self.corpus.search(query, view.as_of, n)
+        # `corpus`: the first 16 hex digits of the file's SHA-256, so a stored call names the corpus that answered
+        return {"query": query, "before": view.as_of.isoformat(), "corpus": self.corpus.sha256[:16],
+                "results": results}
+
 
 def _bounded_int(args: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
     value = args.get(key, default)
@@ -221,5 +255,5 @@ def _bounded_int(args: Mapping[str, Any], key: str, default: int, low: int, high
     return min(max(value, low), high)
 
 
-__all__ = ["ORDER_BOOK", "PRICE_HISTORY", "RELATED_MARKETS", "RESOLUTION_CRITERIA", "TOOL_NAMES", "WEB_SEARCH",
-           "ToolBox", "ToolCallRecord", "ToolError", "WebSearcher", "tool_schema"]
+__all__ = ["CORPUS_SEARCH", "ORDER_BOOK", "PRICE_HISTORY", "RELATED_MARKETS", "RESOLUTION_CRITERIA", "TOOL_NAMES",
+           "WEB_SEARCH", "ToolBox", "ToolCallRecord", "ToolError", "WebSearcher", "tool_schema"]

@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.agents.corpus import Corpus
 from arena.agents.view import Agent, AgentView
 from arena.clock import Clock, SystemClock
 from arena.config import AGENT_KINDS, ArenaConfig
@@ -107,6 +108,7 @@ class Worker:
         wrapped = LimitedTransport(self.limits, self._slots, inner) if self._slots is not None else inner
         self.client = httpx.Client(transport=wrapped)
         self._agents: dict[int, Agent] = {}
+        self._corpora: dict[str, Corpus] = {}  # corpus_search seats share each corpus file (path → corpus)
         self._agents_lock = threading.Lock()
         self._last_retry = float("-inf")
 
@@ -125,7 +127,7 @@ class Worker:
         with self._agents_lock:
             if row.id not in self._agents:
                 agent = build_agent(row, self.environ, max_markets=self.config.cohort.prompt_markets,
-                                    client=self.client, live=self.live)
+                                    client=self.client, live=self.live, corpora=self._corpora)
                 self._agents[row.id] = agent if agent is not None else _Unbuildable(row.name)  # type: ignore[index]
             return self._agents[row.id]  # type: ignore[index]
 

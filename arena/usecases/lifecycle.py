@@ -10,7 +10,7 @@ bounds: the by-hand `arena round --retry-failed`)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,13 +19,14 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.agents.corpus import Corpus
 from arena.agents.view import Agent, AgentView
 from arena.clock import utc
 from arena.agents.llm import agent_from_config
 from arena.agents.tools import WEB_SEARCH
 from arena.config import AGENT_KINDS, AgentConfig, ArenaConfig
 from arena.domain.decision import Decision
-from arena.errors import ConfigError
+from arena.errors import ArenaError, ConfigError
 from arena.usecases import decide
 from arena.usecases.cohorts import LineupEntry, agents_of, cohort_rules, open_cohorts, start_cohort, week_start
 from arena.ops.endpoint_slots import EndpointLimits, LimitedTransport, Slots, slots_for
@@ -73,7 +74,10 @@ class UnbuildableAgent:
 
 
 def _why(exc: Exception) -> str:
-    """A rebuild error in words, without the values (a frozen record is not shown back)."""
+    """A rebuild error in words, without the values (a frozen record is not shown back); the arena's own errors
+    (a corpus file with a bad line) say theirs."""
+    if isinstance(exc, ArenaError):
+        return exc.message[:500]
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:
@@ -85,12 +89,13 @@ def _why(exc: Exception) -> str:
 
 
 def build_agent(row: AgentRow, environ: Mapping[str, str], *, transport: httpx.BaseTransport | None = None,
-                max_markets: int | None = None, client: httpx.Client | None = None, live: bool = False
-                ) -> Agent | None:
+                max_markets: int | None = None, client: httpx.Client | None = None, live: bool = False,
+                corpora: MutableMapping[str, Corpus] | None = None) -> Agent | None:
     """The agent a cohort's frozen lineup seat names, rebuilt from what was frozen (not from today's file).
     None for seats that cannot be rebuilt by design (the demo's scripted agents); an `UnbuildableAgent` for a
     seat of a known kind whose record this version refuses, so it fails alone. `live`: the round decides at the
-    present moment, so a seat with web search gets its endpoint (see `agent_from_config`)."""
+    present moment, so a seat with web search gets its endpoint (see `agent_from_config`). `corpora` (path →
+    corpus) shares each corpus file among the seats built with it (`LLMAgent.from_config`)."""
     if row.kind not in AGENT_KINDS:
         return None
     record = dict(row.config or {})
@@ -109,6 +114,8 @@ def build_agent(row: AgentRow, environ: Mapping[str, str], *, transport: httpx.B
             if not environ.get(entry.api_key_env):
                 return MissingKeyAgent(row.name, entry.api_key_env)
             kw: dict[str, Any] = {"client": client} if client is not None else {"transport": transport}
+            if corpora is not None:
+                kw["corpora"] = corpora
             if max_markets is not None:
                 kw["max_markets"] = max_markets
             if live and WEB_SEARCH in entry.tools and not environ.get(entry.web_search_key_env):
@@ -204,6 +211,7 @@ def decision_round(engine: Engine, now: datetime, config: ArenaConfig, environ: 
     slots = slots_for(engine) if limits else None
     if slots is not None:
         transport = LimitedTransport(limits, slots, transport or httpx.HTTPTransport(limits=pool))  # type: ignore[arg-type]
+    corpora: dict[str, Corpus] = {}  # the seats of every cohort deciding now share each corpus file
     with httpx.Client(transport=transport, limits=pool) as client, contextlib.closing(slots or Slots()):
         for cohort in deciding_cohorts(engine, now, config.cohort.newest_cohorts):
             with Session(engine) as s:
@@ -211,7 +219,7 @@ def decision_round(engine: Engine, now: datetime, config: ArenaConfig, environ: 
             agents = {}
             for r in rows:
                 agent = build_agent(r, environ, max_markets=config.cohort.prompt_markets, client=client,
-                                    live=True)
+                                    live=True, corpora=corpora)
                 if agent is not None:
                     agents[r.name] = agent
             out[cohort.name] = decide.run_round(engine, cohort, agents, round_key, now,

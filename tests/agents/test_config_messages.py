@@ -47,6 +47,10 @@ CHANGED = {
     # model is reported before the name
     '[[agents]]\nname = 3':
         "arena.toml: agents[0] model: is required for kind = \"llm\" (the model id, e.g. \"openai/gpt-4o-mini\")",
+    # issue 30 added the corpus_search tool to the list of known tools
+    '[[agents]]\nname = "a"\nmodel = "m"\ntools = ["price_history", "crystal_ball"]\n':
+        "arena.toml: agents[0] (a) tools: unknown tool 'crystal_ball' (known: price_history, order_book, "
+        "related_markets, resolution_criteria, web_search, corpus_search)",
 }
 
 

@@ -5,6 +5,7 @@ fails alone — recorded with its reason — while the other seats of the round 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select, update
@@ -26,6 +27,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 SUNDAY = datetime(2026, 3, 1, tzinfo=timezone.utc)
+CORPUS = str(Path(__file__).parent / "corpus_sample.jsonl")  # a valid dated corpus (corpus_search seats)
 NAME = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:+\-]{0,12}", fullmatch=True)
 ENV = st.from_regex(r"[A-Z_][A-Z0-9_]{0,10}", fullmatch=True)
 TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), max_size=20)
@@ -42,7 +44,8 @@ OPT_FLOAT = st.none() | st.floats(0.0, 2.0)
 @st.composite
 def llm_seat(draw):  # type: ignore[no-untyped-def]
     tools = draw(st.lists(st.sampled_from(("price_history", "order_book", "related_markets",
-                                           "resolution_criteria", "web_search")), unique=True, max_size=3))
+                                           "resolution_criteria", "web_search", "corpus_search")), unique=True,
+                           max_size=3))
     priced = draw(st.booleans())
     variant = draw(st.booleans())
     seat = {
@@ -63,6 +66,7 @@ def llm_seat(draw):  # type: ignore[no-untyped-def]
         "tool_result_chars": draw(st.integers(500, 200_000)),
         "web_search_url": "https://search.example/api" if "web_search" in tools else "",
         "web_search_key_env": draw(ENV) if "web_search" in tools else "",
+        "corpus": CORPUS if "corpus_search" in tools else "",
         "replicates": draw(st.integers(1, 20)),
         "variant_of": draw(NAME) if variant else None,
         "factor": draw(st.sampled_from(ABLATION_FACTORS)) if variant else None,
