@@ -61,6 +61,8 @@ JSON_FIELDS = (
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
     # decision value and risk (scoring.decision_value, scoring.risk; pnl_at_bid: positions marked at the bid)
     "decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note", "pnl_at_bid",
+    # information beyond the market (scoring.beyond_market)
+    "beyond_market", "beyond_market_lo", "beyond_market_hi", "beyond_market_note", "price_copy",
 )
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
                "n_cohorts")
@@ -263,7 +265,7 @@ def _json_value(name: str, value: Any) -> Any:
         return int(value)
     if isinstance(value, (np.bool_, bool)):
         return bool(value)
-    if isinstance(value, str) and value == "" and name == "bss_vs_market_note":
+    if isinstance(value, str) and value == "" and name in ("bss_vs_market_note", "beyond_market_note"):
         return None
     return value
 
