@@ -10,8 +10,8 @@ The test. On a seat's resolved forecast-set rows, fit the logistic regression
 by maximum (quasi-)likelihood. `beyond_market` = b_seat: > 0 means the seat's forecast carries information about
 the outcome that the price shown to it at decision time does not (the price does not *encompass* the seat); 0
 means the price already holds everything the seat says; < 0 means leaning on the seat's number *against* the price
-would help. A seat that repeats the price has b_seat unidentified (its logit is a linear function of the price's):
-no number, with that reason.
+would help. A seat that repeats (or extremises) the price has b_seat unidentified — its logit is a linear
+function of the price's, up to the rounding of its stated numbers (`COPY_RESIDUAL`): no number, with that reason.
 
 The rows. Only the seat's *answered* rows (a question it did not answer is imputed 0.5 on the boards; that 0.5 is
 no belief of the seat and would read as a forecast identical across questions) with a shown price and a resolved
@@ -40,21 +40,28 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.registry import register
 from arena.scoring.stats import DEFAULT_LEVEL, DEFAULT_N_BOOT, draw_counts, draw_indices
 
 CLIP = 0.01  # probabilities clipped to [CLIP, 1 − CLIP] before logits (logit(0.01) ≈ −4.6)
-MIN_MARKETS = 10  # resolved markets with a price and an answer before the regression is fitted at all
+# resolved markets with a price and an answer before the regression is fitted at all: the boards' provisional
+# threshold (three coefficients want a score of events each)
+MIN_MARKETS = PROVISIONAL_MIN_RESOLVED
 MAX_ITER = 50  # Newton steps
 TOL = 1e-8  # a fit has converged when no coefficient moves by more than this
 BOUND = 50.0  # a coefficient beyond this many logits per logit is a separated (infinite) fit, not a number
-COLLINEAR_R2 = 1.0 - 1e-9  # the seat's logit explained this well by the price's: not identified
+# the seat's logit departs from the best affine function of the price's logit by less than this (weighted root
+# mean square, logits): the rounding of a stated probability to 0.001 moves its logit by up to ≈ 0.01 at 0.05,
+# so a seat below it is a copier (perhaps an extremiser) whose departures are rounding, and b_seat would fit noise
+COPY_RESIDUAL = 0.02
 _CELLS = 4_000_000  # draws × rows handled at once
 
 NOTE_FEW = f"fewer than {MIN_MARKETS} resolved markets with a shown price and an answer"
 NOTE_ONE_SIDED = "every outcome on one side: nothing to regress"
 NOTE_CONSTANT = "its stated forecast never varies: not identified"
-NOTE_COPY = "its stated logit is a linear function of the price's (it copies the price): not identified"
+NOTE_COPY = ("its stated logit is (all but) a linear function of the price's — it copies or extremises the price: "
+             "not identified")
 NOTE_SEPARATED = ("the fit has no finite maximum (the outcomes are perfectly predicted, or the forecast is all but a "
                   "function of the price)")
 NOTE_DRAWS = "more than a tail's share of the resampled fits had no finite maximum: interval not reported"
@@ -168,9 +175,7 @@ def _identification(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> str | None:
         return NOTE_CONSTANT
     coef, *_ = np.linalg.lstsq(x[:, :2] * sw[:, None], s * sw, rcond=None)
     resid = (s - x[:, :2] @ coef) * sw
-    centred = (s - np.average(s, weights=w)) * sw
-    total = float((centred**2).sum())
-    if total <= 0 or 1.0 - float((resid**2).sum()) / total >= COLLINEAR_R2:
+    if float(np.sqrt((resid**2).sum() / w.sum())) < COPY_RESIDUAL:
         return NOTE_COPY
     return None
 
