@@ -91,3 +91,24 @@ def test_export_and_market_page_publish_question_difficulty(sim_arena, db_url, t
     assert main(["export", "--out", str(tmp_path / "evil"), "--as-of", as_of.isoformat(), "--db", db_url]) == 0
     cells = pd.read_csv(tmp_path / "evil" / "question_difficulty.csv", dtype=str)["cohort"]
     assert set(cells) == {"'=HYPERLINK(\"http://x\")"}
+
+
+def test_methodology_defines_both_with_worked_examples(engine):
+    from arena.web.methodology_page import beyond_market_example, question_difficulty_example
+
+    _, html = render_path(engine, "methodology.html", datetime(2026, 3, 1))
+    beyond = html[html.index('id="beyond-market"'):html.index('id="question-difficulty"')]
+    ex = beyond_market_example()
+    rows = dict(ex.rows)
+    assert ex.title in beyond and rows["informed: beyond_market [95 %]"] in beyond
+    # the planted informed seat's interval excludes 0; the copier gets no number; the noisy seat's holds 0
+    lo = float(rows["informed: beyond_market [95 %]"].split("[")[1].split(",")[0])
+    assert lo > 0 and rows["copier: beyond_market"].startswith("—") and rows["copier: price_copy"] == "1.00"
+    noise_lo, noise_hi = (float(x) for x in rows["noise: beyond_market [95 %]"].split("[")[1].rstrip("]").split(","))
+    assert noise_lo < 0 < noise_hi
+    hard = html[html.index('id="question-difficulty"'):]
+    qd = dict(question_difficulty_example().rows)
+    # hand-computed: mean Briers 0.110625, 0.215625, 0.2375 → minus their mean 0.187917
+    assert qd["difficulty A, B, C (mean Brier − mean over questions)"] == "-0.0773, +0.0277, +0.0496"
+    assert "-0.0773, +0.0277, +0.0496" in hard and "question_difficulty.csv" in hard
+    assert 'href="#beyond-market"' in html  # the column list points at the definition
