@@ -107,6 +107,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.nd
     done = np.zeros(n_fit, dtype=bool)
     ok = np.ones(n_fit, dtype=bool)
     ridge = 1e-10 * np.eye(k)
+    # the Hessian's entries are curv @ (x_i · x_j): one matrix product for every fit at once
+    iu, ju = np.triu_indices(k)
+    pairs = x[:, iu] * x[:, ju]
     for _ in range(MAX_ITER):
         live = np.flatnonzero(~done & ok)
         if not live.size:
@@ -115,7 +118,11 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.nd
         mu = _sigmoid(b @ x.T)
         grad = (wl * (y - mu)) @ x
         curv = wl * mu * (1.0 - mu)
-        hess = np.einsum("bn,ni,nj->bij", curv, x, x) + ridge
+        upper = curv @ pairs
+        hess = np.empty((len(live), k, k))
+        hess[:, iu, ju] = upper
+        hess[:, ju, iu] = upper
+        hess += ridge
         with np.errstate(all="ignore"):
             try:
                 step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]

@@ -30,6 +30,10 @@ def test_leaderboard_json_and_model_page_carry_information_beyond_the_market(db_
 
     assert main([*DEMO, "--db", db_url]) == 0
     capsys.readouterr()
+    # the terminal board: the coefficient with its interval and the copy index, beside skill vs the market
+    assert main(["leaderboard", "--wide", "--db", db_url]) == 0
+    header = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("rank "))
+    assert header.index("BSSmkt") < header.index("beyond [95% CI]") < header.index("copy")
     assert main(["leaderboard", "--format", "json", "--db", db_url]) == 0  # the draws the site uses
     doc = json.loads(capsys.readouterr().out)
     rows = [r for c in doc["cohorts"] for r in c["rows"]]
