@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     replicate_coverage(cohorts=100 if q else 1000, n_q=200, k=3, n_boot=500 if q else 1000, rng=rng)
     meta_coverage(reps=200 if q else 2000, n_q=150, rng=rng)
     difficulty(reps=20 if q else 200, rng=rng)
-    beyond_market_coverage(reps=100 if q else 400, n_boot=300 if q else 1000, rng=rng)
+    beyond_market_coverage(reps=60 if q else 400, n_boot=200 if q else 1000, rng=rng)
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 
