@@ -1,5 +1,5 @@
 """Information beyond the market: an encompassing test of each seat's stated forecasts against the price it was
-shown, and how closely its stated forecasts copy that price (pure: numpy and pandas only).
+shown, and how closely its stated forecasts copy that price (pure: numpy, pandas and scipy.special only).
 
 Owns `beyond_market` (with its interval) and `price_copy`; imports no store, web or clock.
 
@@ -23,7 +23,9 @@ unit of evidence counts once (`scoring.evidence`): a market asked in k rounds gi
 
 The interval resamples markets: `stats.draw_indices` draws the distinct markets with replacement, every row of a
 drawn market (all its rounds, every cohort's rows on it) comes with it, every seat is refitted on the same draws,
-and the interval is the percentile interval of b_seat over the draws. A draw whose fit has no finite maximum
+and the interval is the percentile interval of b_seat over the draws (a seat with more than MAX_CELLS / draws rows
+— a model's overall rows over many cohorts — takes only the first MAX_CELLS / rows draws, at least MIN_DRAWS:
+at that size the interval is narrow and its ends move little with more draws). A draw whose fit has no finite maximum
 (separation: the drawn outcomes are perfectly predicted) is left out; when more than a tail's share
 ((1 − level) / 2) of the draws is left out the interval is not reported, since the percentile of the rest would
 be biased toward 0.
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.scoring.registry import register
@@ -56,6 +59,10 @@ BOUND = 50.0  # a coefficient beyond this many logits per logit is a separated (
 # so a seat below it is a copier (perhaps an extremiser) whose departures are rounding, and b_seat would fit noise
 COPY_RESIDUAL = 0.02
 _CELLS = 4_000_000  # draws × rows handled at once
+# draws × rows refitted per seat at most: a model's overall rows over a year of cohorts (tens of thousands) take
+# the first MAX_CELLS / rows draws, never fewer than MIN_DRAWS (the first k draws of a run are a k-draw run)
+MAX_CELLS = 50_000_000
+MIN_DRAWS = 200
 
 NOTE_FEW = f"fewer than {MIN_MARKETS} resolved markets with a shown price and an answer"
 NOTE_ONE_SIDED = "every outcome on one side: nothing to regress"
@@ -91,7 +98,7 @@ def logit(p: object) -> np.ndarray:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # = 1 / (1 + e^−x), without overflow
+    return expit(x)  # 1 / (1 + e^−x), without overflow
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.ndarray | None = None
@@ -220,12 +227,12 @@ def encompassing(rows: pd.DataFrame, counts: np.ndarray | None = None, market_co
     if counts is None or market_codes is None or not counts.shape[0]:
         return Encompassing(float(point[2]), nan, nan, copy, len(part), n_markets, 0, None)
     codes = np.asarray(market_codes)[use]
-    n_boot = counts.shape[0]
+    n_boot = min(counts.shape[0], max(MIN_DRAWS, MAX_CELLS // len(part)))
     step = max(1, _CELLS // max(1, len(part)))
     coef = np.empty(n_boot)
     for lo in range(0, n_boot, step):
-        wd = counts[lo:lo + step][:, codes] * w
-        coef[lo:lo + step] = fit_logistic(x, yy, wd, start=point)[:, 2]
+        hi = min(lo + step, n_boot)
+        coef[lo:hi] = fit_logistic(x, yy, counts[lo:hi][:, codes] * w, start=point)[:, 2]
     finite = np.isfinite(coef)
     used = int(finite.sum())
     if n_boot - used > (1.0 - level) / 2.0 * n_boot:

@@ -139,3 +139,20 @@ def test_the_boards_carry_the_columns_and_the_metrics_are_registered():
                             ).set_index("model")
     assert overall.loc["informed", "beyond_market_lo"] > 0
     assert overall.loc["copier", "price_copy"] == pytest.approx(1.0)
+
+
+def test_a_large_seat_takes_the_first_draws_of_the_run(monkeypatch):
+    """Above MAX_CELLS draws × rows a seat is refitted on the first draws only — the same draws a shorter run
+    makes, so its interval is that of the shorter run."""
+    import arena.scoring.beyond_market as bm
+
+    f = planted(n_markets=60, rounds=1, seed=17)
+    rows = f[f["agent"] == "informed"]
+    monkeypatch.setattr(bm, "MAX_CELLS", 250 * len(rows))
+    capped = beyond_market_table(f, n_boot=1000, seed=4).set_index("agent").loc["informed"]
+    monkeypatch.setattr(bm, "MAX_CELLS", 10**12)
+    short = beyond_market_table(f, n_boot=250, seed=4).set_index("agent").loc["informed"]
+    assert capped["beyond_market_lo"] == pytest.approx(short["beyond_market_lo"], rel=1e-9)
+    assert capped["beyond_market_hi"] == pytest.approx(short["beyond_market_hi"], rel=1e-9)
+    full = beyond_market_table(f, n_boot=1000, seed=4).set_index("agent").loc["informed"]
+    assert full["beyond_market_lo"] != pytest.approx(short["beyond_market_lo"], rel=1e-9)
