@@ -27,8 +27,8 @@ and the interval is the percentile interval of b_seat over the draws (a seat wit
 — a model's overall rows over many cohorts — takes only the first MAX_CELLS / rows draws, at least MIN_DRAWS:
 at that size the interval is narrow and its ends move little with more draws). A draw whose fit has no finite maximum
 (separation: the drawn outcomes are perfectly predicted) is left out; when more than a tail's share
-((1 − level) / 2) of the draws is left out the interval is not reported, since the percentile of the rest would
-be biased toward 0.
+((1 − level) / 2) of the draws is left out the interval is not reported: the left-out draws lie beyond one end
+(their coefficient is infinite), so the percentiles of the rest would pull that end in.
 
 `price_copy`: the Pearson correlation of the seat's stated logit with the shown price's logit over its answered
 rows with a price, resolved or not (a copier reads ≈ 1; NaN for a seat whose forecast never varies).

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.scoring.beyond_market import (CLIP, MIN_MARKETS, NOTE_CONSTANT, NOTE_COPY, NOTE_FEW, NOTE_ONE_SIDED,
-                                         NOTE_SEPARATED, beyond_market_table, copy_index, encompassing,
-                                         fit_logistic, logit)
+from arena.scoring.beyond_market import (CLIP, MIN_MARKETS, NOTE_CONSTANT, NOTE_COPY, NOTE_DRAWS, NOTE_FEW,
+                                         NOTE_ONE_SIDED, NOTE_SEPARATED, beyond_market_table, copy_index,
+                                         encompassing, fit_logistic, logit)
 from arena.scoring.board import cohort_board, overall_board
 from arena.scoring.registry import METRICS
 
@@ -156,3 +156,17 @@ def test_a_large_seat_takes_the_first_draws_of_the_run(monkeypatch):
     assert capped["beyond_market_hi"] == pytest.approx(short["beyond_market_hi"], rel=1e-9)
     full = beyond_market_table(f, n_boot=1000, seed=4).set_index("agent").loc["informed"]
     assert full["beyond_market_lo"] != pytest.approx(short["beyond_market_lo"], rel=1e-9)
+
+
+def test_an_estimate_whose_resamples_often_separate_has_no_interval():
+    """24 markets and a seat that all but knows the outcome: the sample has a finite fit, but many resampled
+    sets of markets are perfectly predicted — the estimate is shown, the interval withheld with the reason."""
+    rng = np.random.default_rng(0)
+    n = 24
+    public, private = rng.normal(0, 1, n), rng.normal(0, 3, n)
+    y = (rng.random(n) < _sigmoid(public + private)).astype(float)
+    f = pd.DataFrame(dict(agent="a", market_id=[f"m{i}" for i in range(n)], probability=_sigmoid(public + private),
+                          market_price=_sigmoid(public), outcome_yes=y, answered=True))
+    t = beyond_market_table(f, n_boot=200, seed=0).iloc[0]
+    assert t["beyond_market"] > 1.0 and math.isnan(t["beyond_market_lo"]) and math.isnan(t["beyond_market_hi"])
+    assert t["beyond_market_note"] == NOTE_DRAWS
