@@ -303,7 +303,9 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     on the overall board for a name that ran in both). `same_as` names the reference row whose forecasts the
     row equals on every question (null otherwise); `n_markets` counts the resolved markets behind the headline
     (its unit of evidence; on the overall board its (cohort, market) observations), `n_forecasts` the resolved
-    market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
+    market@round questions. `beyond_market` (with `beyond_market_lo`/`_hi`) is the encompassing coefficient of
+    `scoring.beyond_market`, null with the reason in `beyond_market_note`; `price_copy` the correlation of the
+    stated and the price's logits. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
     in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
     sd_basis; its "leaks" (`domain.leakage`) list the questions left out of its boards as given away, each
     {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked."""

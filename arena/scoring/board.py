@@ -356,8 +356,9 @@ def cohort_board(
     and its interval are `decision_value.cohort_decision_values`; pnl_at_bid, sharpe, max_drawdown and risk_note
     come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise).
     log_score and spherical_score are means over the resolved questions; brier_adjusted (`difficulty`) and
-    irt_skill (`irt`) are fitted over every row of the cohort, the references included. Values are NaN (null)
-    where nothing is scored — never 0.
+    irt_skill (`irt`) are fitted over every row of the cohort, the references included. beyond_market (with its
+    _lo/_hi interval, markets resampled, and beyond_market_note) and price_copy come from `beyond_market` on each
+    row's answered forecasts. Values are NaN (null) where nothing is scored — never 0.
     """
     one = "cohort"
 
@@ -513,7 +514,8 @@ def overall_board(
     forecast rank keys' tier from `evidence.paired_tiers` (paired t-tests clustered by market, BH-adjusted). pnl is the
     total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
     log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
-    every cohort's questions (a question is a cohort's market@round).
+    every cohort's questions (a question is a cohort's market@round); beyond_market is one regression over a
+    model's (cohort, market) observations, its interval resampling distinct markets.
 
     `forecast_part` and `bet_part`, when given, are `overall_forecast_part(forecasts, ...)` and
     `overall_bet_part(bets, ...)` with the same options, computed before (a caller keeps them across calls in
