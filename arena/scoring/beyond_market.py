@@ -25,10 +25,13 @@ The interval resamples markets: `stats.draw_indices` draws the distinct markets 
 drawn market (all its rounds, every cohort's rows on it) comes with it, every seat is refitted on the same draws,
 and the interval is the percentile interval of b_seat over the draws (a seat with more than MAX_CELLS / draws rows
 — a model's overall rows over many cohorts — takes only the first MAX_CELLS / rows draws, at least MIN_DRAWS:
-at that size the interval is narrow and its ends move little with more draws). A draw whose fit has no finite maximum
-(separation: the drawn outcomes are perfectly predicted) is left out; when more than a tail's share
-((1 − level) / 2) of the draws is left out the interval is not reported: the left-out draws lie beyond one end
-(their coefficient is infinite), so the percentiles of the rest would pull that end in.
+at that size the interval is narrow and its ends move little with more draws). A drawn set of markets the seat
+predicts perfectly (separation) has no finite maximum; the refits therefore carry a weak N(0, PRIOR_SD²) prior on
+every coefficient, so such a draw gives a large finite coefficient on the side the fit diverges to and stays in
+the percentiles (the informative seat keeps the lower end of its interval; the upper end is then large). A draw
+whose fit still fails is left out; when more than a tail's share ((1 − level) / 2) is left out the interval is not
+reported. The point estimate carries no prior: a sample that is itself separated gives no number, with the
+reason.
 
 `price_copy`: the Pearson correlation of the seat's stated logit with the shown price's logit over its answered
 rows with a price, resolved or not (a copier reads ≈ 1; NaN for a seat whose forecast never varies).
@@ -63,6 +66,10 @@ _CELLS = 4_000_000  # draws × rows handled at once
 # the first MAX_CELLS / rows draws, never fewer than MIN_DRAWS (the first k draws of a run are a k-draw run)
 MAX_CELLS = 50_000_000
 MIN_DRAWS = 200
+# the resampled fits' coefficients get a weak N(0, PRIOR_SD²) prior (as `scoring.irt`'s parameters do): a drawn set of
+# markets the seat predicts perfectly then gives a large finite coefficient on the side it diverges to, instead of
+# no number; on any set with a finite maximum the prior moves the fit by a fraction of its standard error
+PRIOR_SD = 10.0
 
 NOTE_FEW = f"fewer than {MIN_MARKETS} resolved markets with a shown price and an answer"
 NOTE_ONE_SIDED = "every outcome on one side: nothing to regress"
@@ -71,7 +78,7 @@ NOTE_COPY = ("its stated logit is (all but) a linear function of the price's —
              "not identified")
 NOTE_SEPARATED = ("the fit has no finite maximum (the outcomes are perfectly predicted, or the forecast is all but a "
                   "function of the price)")
-NOTE_DRAWS = "more than a tail's share of the resampled fits had no finite maximum: interval not reported"
+NOTE_DRAWS = "more than a tail's share of the resampled fits failed: interval not reported"
 
 register(
     "beyond_market",
@@ -101,29 +108,45 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return expit(x)  # 1 / (1 + e^−x), without overflow
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.ndarray | None = None
-                 ) -> np.ndarray:
+_HALVINGS = 30  # step halvings at most per Newton step
+_SEARCH_FROM = 8  # Newton steps taken whole before a fit still moving gets a line search
+
+
+def _objective(b: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Per fit (row of b and w): the weighted Bernoulli log-likelihood minus the ridge penalty ½ Σ lam · b²."""
+    eta = b @ x.T
+    return (w * (y * eta - np.logaddexp(0.0, eta))).sum(axis=1) - 0.5 * (lam * b * b).sum(axis=1)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.ndarray | None = None,
+                 prior_sd: float | None = None) -> np.ndarray:
     """Weighted (quasi-)maximum-likelihood logistic regressions sharing one design, by Newton's method.
 
     x: rows × k design (with its intercept column); y: rows, targets in [0, 1]; weights: draws × rows (one fit per
-    row of weights; a 1-d array is one fit). Returns draws × k coefficients, a row NaN where the fit did not
-    converge to a finite maximum within MAX_ITER steps (separation, or a singular design in that draw)."""
+    row of weights; a 1-d array is one fit). With `prior_sd`, every coefficient gets a N(0, prior_sd²) prior (a
+    ridge penalty), so every fit has a finite maximum. Returns draws × k coefficients, a row NaN where the
+    fit did not converge to a finite maximum within MAX_ITER steps (separation, or a singular design in that
+    draw)."""
     w = np.atleast_2d(np.asarray(weights, dtype=float))
     n_fit, k = w.shape[0], x.shape[1]
     beta = np.zeros((n_fit, k)) if start is None else np.tile(np.asarray(start, dtype=float), (n_fit, 1))
     done = np.zeros(n_fit, dtype=bool)
     ok = np.ones(n_fit, dtype=bool)
     ridge = 1e-10 * np.eye(k)
+    lam = np.zeros(k)
+    if prior_sd is not None:
+        lam[:] = 1.0 / prior_sd**2
+        ridge = ridge + np.diag(lam)
     # the Hessian's entries are curv @ (x_i · x_j): one matrix product for every fit at once
     iu, ju = np.triu_indices(k)
     pairs = x[:, iu] * x[:, ju]
-    for _ in range(MAX_ITER):
+    for it in range(MAX_ITER):
         live = np.flatnonzero(~done & ok)
         if not live.size:
             break
         b, wl = beta[live], w[live]
         mu = _sigmoid(b @ x.T)
-        grad = (wl * (y - mu)) @ x
+        grad = (wl * (y - mu)) @ x - lam * b
         curv = wl * mu * (1.0 - mu)
         upper = curv @ pairs
         hess = np.empty((len(live), k, k))
@@ -136,12 +159,26 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, start: np.nd
             except np.linalg.LinAlgError:
                 step = np.full_like(b, np.nan)
         bad = ~np.isfinite(step).all(axis=1)
+        step = np.where(bad[:, None], 0.0, step)
         # a Newton step longer than a few logits only happens on the way to a separated fit: take it capped
         size = np.abs(step).max(axis=1, initial=0.0)
         step = np.where((size > 5.0)[:, None], step * (5.0 / np.maximum(size, 1e-300))[:, None], step)
-        beta[live] = np.where(bad[:, None], b, b + step)
+        if it >= _SEARCH_FROM:
+            # a fit still moving: halve its step where the objective would fall (a full Newton step can overshoot
+            # and cycle; nearly every fit has converged before this, and pays nothing for it)
+            now = _objective(b, x, y, wl, lam)
+            new = _objective(b + step, x, y, wl, lam)
+            for _ in range(_HALVINGS):
+                worse = np.flatnonzero(new < now - 1e-12 * np.abs(now))
+                if not worse.size:
+                    break
+                step[worse] *= 0.5
+                new[worse] = _objective(b[worse] + step[worse], x, y, wl[worse], lam)
+        size = np.abs(step).max(axis=1, initial=0.0)
+        beta[live] = b + step
         ok[live[bad]] = False
-        ok[live[np.abs(beta[live]).max(axis=1) > BOUND]] = False
+        if prior_sd is None:  # (a penalised fit always has a finite maximum: no bound to cross)
+            ok[live[np.abs(beta[live]).max(axis=1) > BOUND]] = False
         done[live[~bad & (size <= TOL)]] = True
     beta[~(done & ok)] = np.nan
     return beta
@@ -232,7 +269,7 @@ def encompassing(rows: pd.DataFrame, counts: np.ndarray | None = None, market_co
     coef = np.empty(n_boot)
     for lo in range(0, n_boot, step):
         hi = min(lo + step, n_boot)
-        coef[lo:hi] = fit_logistic(x, yy, counts[lo:hi][:, codes] * w, start=point)[:, 2]
+        coef[lo:hi] = fit_logistic(x, yy, counts[lo:hi][:, codes] * w, start=point, prior_sd=PRIOR_SD)[:, 2]
     finite = np.isfinite(coef)
     used = int(finite.sum())
     if n_boot - used > (1.0 - level) / 2.0 * n_boot:

@@ -158,9 +158,10 @@ def test_a_large_seat_takes_the_first_draws_of_the_run(monkeypatch):
     assert full["beyond_market_lo"] != pytest.approx(short["beyond_market_lo"], rel=1e-9)
 
 
-def test_an_estimate_whose_resamples_often_separate_has_no_interval():
-    """24 markets and a seat that all but knows the outcome: the sample has a finite fit, but many resampled
-    sets of markets are perfectly predicted — the estimate is shown, the interval withheld with the reason."""
+def test_a_seat_whose_resamples_often_separate_keeps_its_interval():
+    """24 markets and a seat that all but knows the outcome: the sample has a finite fit, but many resampled sets
+    of markets are perfectly predicted. Those refits (weak prior) give large finite coefficients on the side they
+    diverge to, so the interval's lower end stands — above 0 — and its upper end is large."""
     rng = np.random.default_rng(0)
     n = 24
     public, private = rng.normal(0, 1, n), rng.normal(0, 3, n)
@@ -168,5 +169,24 @@ def test_an_estimate_whose_resamples_often_separate_has_no_interval():
     f = pd.DataFrame(dict(agent="a", market_id=[f"m{i}" for i in range(n)], probability=_sigmoid(public + private),
                           market_price=_sigmoid(public), outcome_yes=y, answered=True))
     t = beyond_market_table(f, n_boot=200, seed=0).iloc[0]
-    assert t["beyond_market"] > 1.0 and math.isnan(t["beyond_market_lo"]) and math.isnan(t["beyond_market_hi"])
+    assert pd.isna(t["beyond_market_note"])
+    assert 0 < t["beyond_market_lo"] < t["beyond_market"] < t["beyond_market_hi"]
+    assert t["beyond_market_hi"] > 2 * t["beyond_market"]
+    # without the prior the same resamples have no finite maximum: more than a tail's share of them
+    x = np.column_stack([np.ones(n), logit(_sigmoid(public)), logit(_sigmoid(public + private))])
+    from arena.scoring.stats import draw_counts, draw_indices
+
+    counts = draw_counts(draw_indices([n], 200, 0), n)
+    free = fit_logistic(x, y, counts, start=fit_logistic(x, y, np.ones(n))[0])
+    assert np.isnan(free[:, 2]).mean() > 0.025
+
+
+def test_a_resampled_fit_that_fails_withholds_the_interval(monkeypatch):
+    import arena.scoring.beyond_market as bm
+
+    real = bm.fit_logistic
+    # every resampled fit fails (the point estimate, fitted without the prior, still holds)
+    monkeypatch.setattr(bm, "fit_logistic", lambda *a, **k: real(*a, **k) * (np.nan if k.get("prior_sd") else 1.0))
+    t = beyond_market_table(planted(n_markets=40, seed=2), n_boot=100, seed=0).set_index("agent").loc["informed"]
+    assert np.isfinite(t["beyond_market"]) and np.isnan(t["beyond_market_lo"])
     assert t["beyond_market_note"] == NOTE_DRAWS
