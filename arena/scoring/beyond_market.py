@@ -30,8 +30,10 @@ predicts perfectly (separation) has no finite maximum; the refits therefore carr
 every coefficient, so such a draw gives a large finite coefficient on the side the fit diverges to and stays in
 the percentiles (the informative seat keeps the lower end of its interval; the upper end is then large). A draw
 whose fit still fails is left out; when more than a tail's share ((1 − level) / 2) is left out the interval is not
-reported. The point estimate carries no prior: a sample that is itself separated gives no number, with the
-reason.
+reported. The estimate carries the same prior (it is the statistic the draws resample; on a sample with a clear
+finite maximum the prior moves it by a small fraction of its standard error, on a nearly collinear one it keeps it
+from wandering), but a sample that is itself separated — no finite maximum without the prior — gives no number,
+with the reason.
 
 `price_copy`: the Pearson correlation of the seat's stated logit with the shown price's logit over its answered
 rows with a price, resolved or not (a copier reads ≈ 1; NaN for a seat whose forecast never varies).
@@ -68,7 +70,7 @@ MAX_CELLS = 50_000_000
 MIN_DRAWS = 200
 # the resampled fits' coefficients get a weak N(0, PRIOR_SD²) prior (as `scoring.irt`'s parameters do): a drawn set of
 # markets the seat predicts perfectly then gives a large finite coefficient on the side it diverges to, instead of
-# no number; on any set with a finite maximum the prior moves the fit by a fraction of its standard error
+# no number (the estimate carries it too: it is the statistic the draws resample)
 PRIOR_SD = 10.0
 
 NOTE_FEW = f"fewer than {MIN_MARKETS} resolved markets with a shown price and an answer"
@@ -258,9 +260,11 @@ def encompassing(rows: pd.DataFrame, counts: np.ndarray | None = None, market_co
     why = _identification(x, yy, w)
     if why is not None:
         return Encompassing(nan, nan, nan, copy, len(part), n_markets, 0, why)
-    point = fit_logistic(x, yy, w)[0]
-    if not np.isfinite(point).all():
+    free = fit_logistic(x, yy, w)[0]
+    if not np.isfinite(free).all():
         return Encompassing(nan, nan, nan, copy, len(part), n_markets, 0, NOTE_SEPARATED)
+    # the estimate under the refits' prior, so that it is the statistic the interval resamples
+    point = fit_logistic(x, yy, w, start=free, prior_sd=PRIOR_SD)[0]
     if counts is None or market_codes is None or not counts.shape[0]:
         return Encompassing(float(point[2]), nan, nan, copy, len(part), n_markets, 0, None)
     codes = np.asarray(market_codes)[use]
