@@ -98,7 +98,7 @@ def test_export_and_market_page_publish_question_difficulty(sim_arena, db_url, t
 
 
 def test_methodology_defines_both_with_worked_examples(engine):
-    from arena.web.methodology_page import beyond_market_example, question_difficulty_example
+    from arena.web.instrument_examples import beyond_market_example, question_difficulty_example
 
     _, html = render_path(engine, "methodology.html", datetime(2026, 3, 1))
     beyond = html[html.index('id="beyond-market"'):html.index('id="question-difficulty"')]
