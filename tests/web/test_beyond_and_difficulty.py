@@ -1,7 +1,7 @@
-"""Issue 31 items 1 and 7 through the paths users take, on the small simulated arena (SQLite and PostgreSQL):
+"""Issue 31 items 1 and 7 through the paths users take, on small simulated arenas (SQLite and PostgreSQL):
 `arena leaderboard --format json` carries beyond_market, its interval, its note and price_copy on every row; the
-model page shows them; `arena export` writes question_difficulty.csv (formula cells neutralised) and the market
-page shows the difficulty of each resolved forecast-set question it was."""
+model and agent pages show them; `arena export` writes question_difficulty.csv (formula cells neutralised) and
+the market page shows the difficulty of each resolved forecast-set question it was."""
 
 import json
 from datetime import datetime
@@ -9,11 +9,16 @@ from datetime import datetime
 import pandas as pd
 import pytest
 
+from markupsafe import escape
+from sqlalchemy import select
+from sqlmodel import Session
+
 from arena.cli import main
 from arena.read.question_difficulty import question_difficulties
 from arena.scoring.beyond_market import NOTE_COPY
 from arena.scoring.headline import REF_MARKET
 from arena.scoring.question_difficulty import COLUMNS
+from arena.store.tables import AgentRow
 from arena.web.env import page_path
 from arena.web.one_page import render_path
 
@@ -51,15 +56,29 @@ def test_leaderboard_json_and_model_page_carry_information_beyond_the_market(db_
     assert any(r["beyond_market"] is not None for r in rows), "some seat of the demo is fitted"
     # the model page shows its overall row's coefficient (or the reason) and the price-copy index
     row = next(r for r in doc["overall"] if r["beyond_market_lo"] is not None)
+    at = datetime.fromisoformat(doc["as_of"])
     engine = make_engine(db_url)
     try:
-        _, html = render_path(engine, page_path("model", row["model"]), datetime.fromisoformat(doc["as_of"]))
+        _, html = render_path(engine, page_path("model", row["model"]), at)
+        card = html[html.index('id="model-beyond-market"'):]
+        card = card[:card.index("</div>")]
+        assert f"{row['beyond_market']:+.2f}" in card and f"[{row['beyond_market_lo']:+.2f}, " in card
+        assert f"price copy {row['price_copy']:.2f}" in card
+        # and each seat's agent page its cohort row's, or the reason it has none
+        with Session(engine) as s:
+            seats = s.execute(select(AgentRow.id, AgentRow.name)).all()
+        cohort_rows = {r["agent"]: r for r in doc["cohorts"][0]["rows"]}
+        for aid, name in seats:
+            _, html = render_path(engine, page_path("agent", aid), at)
+            card = html[html.index('id="agent-beyond-market"'):]
+            card = card[:card.index("</div>")]
+            r = cohort_rows[name]
+            if r["beyond_market"] is not None:
+                assert f"{r['beyond_market']:+.2f}" in card
+            else:
+                assert escape(r["beyond_market_note"]) in card
     finally:
         engine.dispose()
-    card = html[html.index('id="model-beyond-market"'):]
-    card = card[:card.index("</div>")]
-    assert f"{row['beyond_market']:+.2f}" in card and f"[{row['beyond_market_lo']:+.2f}, " in card
-    assert f"price copy {row['price_copy']:.2f}" in card
 
 
 def test_export_and_market_page_publish_question_difficulty(sim_arena, db_url, tmp_path, capsys, monkeypatch):
