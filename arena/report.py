@@ -71,6 +71,16 @@ def _headline(rec: dict[str, Any], key: str) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def _beyond(rec: dict[str, Any], key: str) -> str:
+    """The encompassing coefficient with its interval (`scoring.beyond_market`), "—" where it was not fitted."""
+    value, lo, hi = rec.get("beyond_market"), rec.get("beyond_market_lo"), rec.get("beyond_market_hi")
+    if _missing(value):
+        return "—"
+    if any(_missing(x) for x in (lo, hi)):
+        return f"{value:+.2f}"
+    return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
 def _coverage(rec: dict[str, Any], key: str) -> str:
     asked, answered = rec.get("n_asked"), rec.get("n_answered")
     if _missing(asked) or _missing(answered):
@@ -113,6 +123,8 @@ PRIORITY: tuple[Column, ...] = (
     Column("n_forecasts", "n", _fmt("{:d}")),
     Column("n_cohorts", "cohorts", _fmt("{:d}")),
     Column("bss_vs_market", "BSSmkt", _fmt("{:+.2f}")),
+    Column("beyond_market", "beyond [95% CI]", _beyond),
+    Column("price_copy", "copy", _fmt("{:.2f}")),
     Column("kind", "kind", _fmt("{}"), right=False),
     Column("log_score", "log", _fmt("{:.3f}")),
     Column("spherical_score", "sph", _fmt("{:.3f}")),
@@ -173,6 +185,11 @@ LEGEND_ENTRIES: dict[str, str] = {
     "Sharpe": "mean / sd of the daily returns of the marked equity (per day, not annualised; '—' below 5 daily "
     "returns).",
     "maxDD": "maximum drawdown: the largest fall of the daily marked equity from a running peak (lower is better).",
+    "beyond [95% CI]": "information beyond the market: coefficient of the stated logit in a logistic regression of "
+    "the outcome on the shown price's logit and the stated logit (answered rows, P clipped to [0.01, 0.99]; > 0: "
+    "the forecast knows something the price does not); 95% CI: markets resampled; '—' where it cannot be fitted "
+    "(a copier of the price, a constant forecast, too few markets: the JSON's beyond_market_note says which).",
+    "copy": "price-copy index: correlation of the stated logit with the shown price's logit (1 = copies the price).",
     "S001 Brier": "seed 001's metric, kept as defined: Brier of the P(YES) implied by bet size (bet / max bet).",
     "S001 band": "seed 001's verbal band of that Brier.",
     "S001 BSS.25": "seed 001's skill of that Brier against 0.25.",

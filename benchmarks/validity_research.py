@@ -48,6 +48,14 @@ mean (the planted effect) is E[(f_A − p)² − (f_B − p)²], computed by Mon
    (E[(f − p)² − (f_market − p)²], Monte Carlo) and of its planted cost per resolved forecast by the 95 %
    intervals, and p_dominated: its mean per model and the share of runs above 0.5 (for dear-worse: the power to
    call a dominated model dominated; for the others: false alarms).
+6. Information beyond the market (arena.scoring.beyond_market, issue 31): per cohort n markets, each asked in two
+   rounds; the price's logit per market ~ N(0, 1.2²) (± a per-round 0.1), the seat's logit = the price's + its
+   private signal s ~ N(0, 1) (+ a per-round 0.1), and the outcome drawn from
+   logit P(YES) = 0.8 · price logit + b · seat logit at the first round's values, logits capped at ±4.5 so the
+   arena's clip [0.01, 0.99] never binds; b = 0.5 (planted information beyond the market) or 0 (the seat's signal
+   is noise). The 95 % interval of `encompassing` (markets resampled, both rounds of a drawn market with it)
+   must cover b in ~95 % of cohorts; the share of cohorts whose interval excludes 0 is the power (b = 0.5) or
+   the false-positive rate (b = 0).
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from arena.scoring.ablation import paired_difference  # noqa: E402
+from arena.scoring.beyond_market import encompassing  # noqa: E402
 from arena.scoring.evidence import cluster_t_test, market_sequence, pooled_difference  # noqa: E402
 from arena.scoring.headline import score_forecasts  # noqa: E402
 from arena.scoring.difficulty import difficulty_adjusted_brier  # noqa: E402
@@ -322,6 +331,40 @@ def frontier_validity(runs: int, n_q: int, n_boot: int, rng: np.random.Generator
               f"{pd_m.mean():.3f}, > 0.5 in {np.mean(pd_m > 0.5):.1%} of runs")
 
 
+def beyond_market_coverage(reps: int, n_boot: int, rng: np.random.Generator) -> None:
+    from arena.scoring.stats import draw_counts, draw_indices
+
+    print(f"\n6. Information beyond the market: {reps} cohorts per row, each market asked in 2 rounds, {n_boot} "
+          "market draws; truth logit P(YES) = 0.8 · price logit + b · seat logit")
+    for n in (40, 150):
+        for b in (0.5, 0.0):
+            hits, excl, widths, missing = [], [], [], 0
+            t0 = time.perf_counter()
+            for r in range(reps):
+                price = np.clip(rng.normal(0, 1.2, n), -4.0, 4.0)
+                seat = np.clip(price + rng.normal(0, 1.0, n), -4.0, 4.0)
+                y = (rng.random(n) < sigmoid(0.8 * price + b * seat)).astype(float)
+                rounds = 2
+                lp = np.clip(np.repeat(price, rounds) + np.tile([0.0, 1.0], n) * rng.normal(0, 0.1, n * rounds),
+                             -4.5, 4.5)
+                ls = np.clip(np.repeat(seat, rounds) + np.tile([0.0, 1.0], n) * rng.normal(0, 0.1, n * rounds),
+                             -4.5, 4.5)
+                rows = pd.DataFrame({"market_id": np.repeat(np.arange(n), rounds), "probability": sigmoid(ls),
+                                     "market_price": sigmoid(lp), "outcome_yes": np.repeat(y, rounds)})
+                counts = draw_counts(draw_indices([n], n_boot, seed=r), n)
+                t = encompassing(rows, counts, rows["market_id"].to_numpy())
+                if not np.isfinite(t.ci_low):
+                    missing += 1
+                    continue
+                hits.append(t.ci_low <= b <= t.ci_high)
+                excl.append(t.ci_low > 0 or t.ci_high < 0)
+                widths.append(t.ci_high - t.ci_low)
+            what = "power (excludes 0)" if b else "false positives (excludes 0)"
+            print(f"   {n:>3} markets, b = {b:.1f}: the interval covers b in {np.mean(hits):.1%} of cohorts; "
+                  f"{what} {np.mean(excl):.1%}; mean width {np.mean(widths):.2f}; no interval in {missing} "
+                  f"({(time.perf_counter() - t0) / reps * 1000:.0f} ms per cohort)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer cohorts and draws (seconds, for make bench)")
@@ -354,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     # (its own stream, so its figures do not move with the sections before it)
     frontier_validity(runs=100 if q else 1000, n_q=200, n_boot=500 if q else 1000,
                       rng=np.random.default_rng([args.seed, 5]))
+    beyond_market_coverage(reps=60 if q else 400, n_boot=200 if q else 1000, rng=rng)
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -134,7 +134,8 @@ def _unexportable(m: MarketRow, res: ResolutionRow | None) -> str:
     return ""
 
 
-TABLES = ("fills", "decisions", "snapshots", "scores", "bets", "forecasts", "model_calls", "markets", "prices")
+TABLES = ("fills", "decisions", "snapshots", "scores", "bets", "forecasts", "model_calls", "markets",
+          "question_difficulty", "prices")
 PRICE_CHUNK = 100_000  # price-history rows read and written at a time (years of snapshots do not fit in memory)
 
 
@@ -147,10 +148,11 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     cohort or for everything: fills, decisions, portfolio snapshots, the boards (`scores`: the rows of `arena
     leaderboard --format csv`, headline first, from the same code), every bet with its per-bet scores (`bets`),
     stated forecasts, model calls with their tool calls and results (their prompts, raw replies and reasoning
-    only when `with_text`: they are large), the markets the cohort touched (every market without a cohort) and
-    their price history (written in chunks). Money columns are exact decimal strings in USD, prices exact
+    only when `with_text`: they are large), the markets the cohort touched (every market without a cohort), the
+    fitted difficulty of every resolved forecast-set question (`question_difficulty`) and the markets' price history (written in chunks). Money columns are exact decimal strings in USD, prices exact
     decimals, integer columns integers (empty where null) — in both formats, so a Parquet file holds what the
     CSV holds."""
+    from arena.read.question_difficulty import question_difficulties
     from arena.read.standings import boards_frame, standings
     from arena.scoring.board import DEFAULT_RANK_BY
 
@@ -227,6 +229,8 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
         price_rows = _write_prices(s, out, touched, fmt)
     boards = standings(engine, as_of, rank_by=rank_by or DEFAULT_RANK_BY, cohort_names=[cohort] if cohort else None)
     frames["scores"] = boards_frame(boards)
+    # the fitted difficulty of every resolved forecast-set question, per cohort (`scoring.question_difficulty`)
+    frames["question_difficulty"] = question_difficulties(engine, as_of, cohort_names=[cohort] if cohort else None)
     for name in ("fills", "decisions", "snapshots", "forecasts", "model_calls"):
         frames[name] = _usd_columns(frames[name])
     for name, col in (("decisions", "actions"), ("model_calls", "tool_calls")):

@@ -62,6 +62,8 @@ JSON_FIELDS = (
     "log_score", "spherical_score", "brier_adjusted", "irt_skill",
     # decision value and risk (scoring.decision_value, scoring.risk; pnl_at_bid: positions marked at the bid)
     "decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note", "pnl_at_bid",
+    # information beyond the market (scoring.beyond_market)
+    "beyond_market", "beyond_market_lo", "beyond_market_hi", "beyond_market_note", "price_copy",
 )
 MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
@@ -306,7 +308,7 @@ def _json_value(name: str, value: Any) -> Any:
         return int(value)
     if isinstance(value, (np.bool_, bool)):
         return bool(value)
-    if isinstance(value, str) and value == "" and name == "bss_vs_market_note":
+    if isinstance(value, str) and value == "" and name in ("bss_vs_market_note", "beyond_market_note"):
         return None
     return value
 
@@ -344,7 +346,9 @@ def boards_json(boards: Boards) -> dict[str, Any]:
     on the overall board for a name that ran in both). `same_as` names the reference row whose forecasts the
     row equals on every question (null otherwise); `n_markets` counts the resolved markets behind the headline
     (its unit of evidence; on the overall board its (cohort, market) observations), `n_forecasts` the resolved
-    market@round questions. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
+    market@round questions. `beyond_market` (with `beyond_market_lo`/`_hi`) is the encompassing coefficient of
+    `scoring.beyond_market`, null with the reason in `beyond_market_note`; `price_copy` the correlation of the
+    stated and the price's logits. A cohort's "headroom" (`scoring.headroom`) has market_brier, half_brier,
     in_band_share, min_detectable_difference, filled_share, n_questions, n_markets, n_resolved, paired_sd and
     sd_basis; its "leaks" (`domain.leakage`) list the questions left out of its boards as given away, each
     {round, market_id, reason, other_market_id}, and each row's `n_leaked` counts those its seat was asked.

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.scoring.beyond_market import beyond_market_table
 from arena.scoring.brier import RANDOM_BRIER, brier_band
 from arena.scoring.cells import score_cells
 from arena.scoring.decision_value import cohort_decision_values, pooled_decision_values, with_decision_returns
@@ -76,6 +77,8 @@ BOARD_COLUMNS = (
     # decision value and risk (`decision_value`, `risk`): the fixed rule's return, the daily marks' Sharpe and
     # drawdown, the P/L marked at the bid
     *RISK_COLUMNS,
+    # information beyond the market (`scoring.beyond_market`): an encompassing test and the price-copy index
+    *("beyond_market", "beyond_market_lo", "beyond_market_hi", "beyond_market_note", "price_copy"),
 )
 OVERALL_COLUMNS = ("model", "n_cohorts") + BOARD_COLUMNS[1:]
 
@@ -309,6 +312,8 @@ def cohort_boards(
         part = part.merge(_proper_means(group, ["agent"]), on="agent", how="left")
         part = part.merge(_fitted(by_cohort[cohort]), on="agent", how="left")
         extra.append(part.assign(cohort=cohort))
+    for cohort, group in scored.groupby("cohort", sort=False):  # every seat of the cohort, on the same draws
+        extra.append(beyond_market_table(group, n_boot=n_boot, seed=seed, level=level).assign(cohort=cohort))
     if rank_by in _BET_BOOT and resolved_bets is not None:
         for cohort, group in resolved_bets.groupby("cohort", sort=False):
             res = paired_bootstrap(group, metric=RANK_METRICS[rank_by], **_BET_BOOT[rank_by], **opts)
@@ -351,8 +356,9 @@ def cohort_board(
     and its interval are `decision_value.cohort_decision_values`; pnl_at_bid, sharpe, max_drawdown and risk_note
     come from the portfolios frame's value_at_bid and risk columns where it has them (NaN/None otherwise).
     log_score and spherical_score are means over the resolved questions; brier_adjusted (`difficulty`) and
-    irt_skill (`irt`) are fitted over every row of the cohort, the references included. Values are NaN (null)
-    where nothing is scored — never 0.
+    irt_skill (`irt`) are fitted over every row of the cohort, the references included. beyond_market (with its
+    _lo/_hi interval, markets resampled, and beyond_market_note) and price_copy come from `beyond_market` on each
+    row's answered forecasts. Values are NaN (null) where nothing is scored — never 0.
     """
     one = "cohort"
 
@@ -452,6 +458,10 @@ def overall_forecast_part(forecasts: pd.DataFrame | None, *, rank_by: str = DEFA
                 alpha=alpha, eligible=eligible, same_as=same,
                 intervals=shown.get(name) if name in ("forecast_brier", "brier_minus_market") else None,
             ).series()
+    if len(scored):
+        # distinct markets drawn, every cohort's rows on a drawn market with it; a cohort's market is the unit
+        table = table.merge(beyond_market_table(scored, unit=("cohort", "market_id"), n_boot=n_boot, seed=seed,
+                                                level=level), on="agent", how="left")
     proxy = None
     if forecasts is not None and len(forecasts):
         f = forecasts if "cohort" in forecasts.columns else forecasts.assign(cohort="")
@@ -504,7 +514,8 @@ def overall_board(
     forecast rank keys' tier from `evidence.paired_tiers` (paired t-tests clustered by market, BH-adjusted). pnl is the
     total over cohorts, return_pct the mean of the cohorts' returns, crowd_proxy the mean of its cohort values.
     log_score and spherical_score pool questions like the Brier; brier_adjusted and irt_skill are one fit over
-    every cohort's questions (a question is a cohort's market@round).
+    every cohort's questions (a question is a cohort's market@round); beyond_market is one regression over a
+    model's (cohort, market) observations, its interval resampling distinct markets.
 
     `forecast_part` and `bet_part`, when given, are `overall_forecast_part(forecasts, ...)` and
     `overall_bet_part(bets, ...)` with the same options, computed before (a caller keeps them across calls in

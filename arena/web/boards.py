@@ -173,6 +173,8 @@ _HEADLINE_COLUMNS = {
     "pnl_at_bid": ("P/L at the bid", "pnl_at_bid"),
     "sharpe": ("Sharpe (daily)", "sharpe"),
     "max_drawdown": ("Max drawdown", "max_drawdown"),
+    "beyond_market": ("Beyond the market", "beyond_market"),
+    "price_copy": ("Price copy", "price_copy"),
 }
 
 
@@ -231,6 +233,13 @@ class BoardRow:
     max_drawdown: float = float("nan")
     risk_note: str = ""  # why the Sharpe ratio is missing ("" when it is not)
     pnl_at_bid_micros: int | None = None
+    # information beyond the market (`scoring.beyond_market`): the encompassing coefficient, its interval, why it
+    # is missing ("" when it is not), and the price-copy index
+    beyond_market: float = float("nan")
+    beyond_market_lo: float = float("nan")
+    beyond_market_hi: float = float("nan")
+    beyond_market_note: str = ""
+    price_copy: float = float("nan")
 
     @property
     def is_reference(self) -> bool:
@@ -286,6 +295,9 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
             max_drawdown=num(rec.get("max_drawdown")),
             risk_note=rec["risk_note"] if isinstance(rec.get("risk_note"), str) else "",
             pnl_at_bid_micros=_micros(rec.get("pnl_at_bid")),
+            beyond_market=num(rec.get("beyond_market")), beyond_market_lo=num(rec.get("beyond_market_lo")),
+            beyond_market_hi=num(rec.get("beyond_market_hi")), price_copy=num(rec.get("price_copy")),
+            beyond_market_note=str(rec.get("beyond_market_note") or ""),
         ))
     return tuple(out)
 

@@ -18,6 +18,7 @@ from arena.domain.market import NO, YES
 from arena.domain.valuation import complement_ppm
 from arena.money import MICRO
 from arena.read.market_forecasts import market_forecasts
+from arena.read.question_difficulty import question_difficulties
 from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
 from arena.web.charts import Chart, price_chart
 from arena.web.env import money, page_path
@@ -65,6 +66,22 @@ class TradeView:
 
 
 @dataclass(frozen=True)
+class QuestionDifficultyView:
+    """The market asked as one resolved forecast-set question (a cohort's round) and its fitted difficulty
+    (`scoring.question_difficulty`): Brier units above the cohort's average question, and IRT logits."""
+
+    cohort: str
+    cohort_href: str
+    round: str
+    n_forecasters: int
+    market_price: float  # the YES price shown, 0..1
+    market_brier: float
+    mean_brier: float
+    difficulty: float
+    irt_difficulty: float
+
+
+@dataclass(frozen=True)
 class MarketPage:
     as_of: datetime
     market: MarketInfo
@@ -74,6 +91,7 @@ class MarketPage:
     trades: tuple[TradeView, ...]
     n_forecasts: int
     mean_forecast: float  # mean stated P(YES) of every agent forecast on this market, NaN if none
+    difficulty: tuple[QuestionDifficultyView, ...] = ()  # each resolved forecast-set question on it
 
 
 def _safe_url(url: str) -> str:
@@ -110,6 +128,12 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
               .order_by(ResolutionRow.market_id, ResolutionRow.version))
         resolutions = conn.execute(where_in(rq, ResolutionRow.market_id, filt)).all()
         fstats = market_forecasts(conn, filt)
+    hard_by: dict[str, list[QuestionDifficultyView]] = defaultdict(list)
+    for r in question_difficulties(engine, as_of, market_ids=filt).itertuples(index=False):
+        hard_by[str(r.market_id)].append(QuestionDifficultyView(
+            str(r.cohort), page_path("cohort", str(r.cohort)), str(r.round), int(r.n_forecasters),
+            float(r.market_price), float(r.market_brier), float(r.mean_brier), float(r.difficulty),
+            float(r.irt_difficulty)))
 
     cohort_paths: dict[str, str] = {}
 
@@ -159,6 +183,6 @@ def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] |
                               tuple((o, label_of.get(o, o)) for o in outcomes),
                               utc(close_time) if close_time else None, _safe_url(url), category or ""),
             latest=latest, resolutions=tuple(res), chart=price_chart("Price history", series, marks, events),
-            trades=tuple(tviews), n_forecasts=n, mean_forecast=mean,
+            trades=tuple(tviews), n_forecasts=n, mean_forecast=mean, difficulty=tuple(hard_by.get(mid, ())),
         )
     return out

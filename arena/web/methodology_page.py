@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from sqlalchemy.engine import Engine
 
 from arena.domain.sizing import CohortRules
@@ -20,7 +21,10 @@ from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED, PROVISIONAL_RULE
 from arena.scoring.registry import METRICS
 from arena.read.versions import code_versions, stored_versions
 from arena.web.env import money
+from arena.web.instrument_examples import (beyond_market_example, breakdown_example, frontier_example,
+                                            question_difficulty_example)
 from arena.web.values import flat
+from arena.web.worked_example import WorkedExample
 
 
 @dataclass(frozen=True)
@@ -36,16 +40,6 @@ class MetricView:
     direction: str
     unit: str
     description: str
-
-
-@dataclass(frozen=True)
-class WorkedExample:
-    """A worked example of a metric's behaviour: the numbers come from the scoring library's own functions."""
-
-    title: str
-    setup: str
-    rows: tuple[tuple[str, str], ...]  # quantity, value as printed
-    moral: str
 
 
 def _usd(x: float) -> str:
@@ -249,6 +243,8 @@ class MethodologyPage:
     frontier: WorkedExample | None = None  # the cost–skill frontier and p_dominated
     horizon_rule: str = ""
     frontier_rule: str = ""
+    beyond_market: WorkedExample | None = None  # the encompassing test, worked (`beyond_market_example`)
+    question_difficulty: WorkedExample | None = None  # published question difficulty (`question_difficulty_example`)
 
 
 def leakage_example() -> WorkedExample:
@@ -337,7 +333,6 @@ def headroom_example() -> WorkedExample:
 
 def methodology_context(engine: Engine) -> MethodologyPage:
     from arena.web.risk_examples import risk_examples  # (it builds on WorkedExample, defined here)
-    from arena.web.instrument_examples import breakdown_example, frontier_example  # (they import WorkedExample)
 
     versions = tuple(VersionRow(v.name, v.value, v.where) for v in code_versions())
     stored = stored_versions(engine)
@@ -349,4 +344,5 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            tuple((k, flat(v)) for k, v in rules.items()), PROVISIONAL_MIN_RESOLVED,
                            stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
                            TIER_RESOLUTION, leakage_example(), risk=risk_examples(), breakdown=breakdown_example(),
-                           frontier=frontier_example(), horizon_rule=HORIZON_RULE, frontier_rule=FRONTIER_RULE)
+                           frontier=frontier_example(), horizon_rule=HORIZON_RULE, frontier_rule=FRONTIER_RULE,
+                           beyond_market=beyond_market_example(), question_difficulty=question_difficulty_example())
