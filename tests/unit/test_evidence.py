@@ -126,7 +126,7 @@ def test_a_copy_of_a_reference_is_shown_once_and_adds_no_pair():
     assert rows.at["market-follower", "same_as"] == REF_MARKET
     assert rows.at["sharp", "same_as"] is None and rows.at[REF_MARKET, "same_as"] is None
     assert rows.at["market-follower", "tier"] == rows.at[REF_MARKET, "tier"]
-    from arena.scoring.board import _scored_forecasts
+    from arena.scoring.headline import score_forecasts as _scored_forecasts
     scored = _scored_forecasts(f.drop(columns=["cohort"]))
     assert equal_to_reference(scored, [REF_HALF, REF_MARKET]) == {"market-follower": REF_MARKET}
     obs = market_rows(scored[scored["brier"].notna()], ("brier",), keys=())
