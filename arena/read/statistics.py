@@ -19,7 +19,8 @@ from arena.domain.market import YES
 from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
 from arena.clock import utc
-from arena.scoring.consistency import answer_scores, group_answers, negation_violations, sum_deviation
+from arena.scoring.consistency import (answer_scores, group_answers, multi_class_brier, negation_violations,
+                                      sum_deviation)
 from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
 from arena.scoring.headline import REF_MARKET, REFERENCE_AGENTS, score_forecasts
 from arena.scoring.interim import interim_scores
@@ -322,7 +323,8 @@ def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFr
     """Per agent, plus the reference row "market" (the venues' YES prices at decision time, checked the same
     way): how far stated probabilities of an exclusive group stray from summing to 1; seed 003's negation
     violations on two-member groups (P and ¬P); seed 004's S′ on answers — named outcomes bet on in
-    multi-outcome markets, and on each complete group the member given the highest P(YES).
+    multi-outcome markets, and on each complete group the member given the highest P(YES); and on each complete
+    resolved group the full multi-class Brier of the stated P(YES) over its members (`multi_class_brier`).
 
     A group is taken per round (`group@round`). Its size is the number of its stored markets listed and open at
     the round (at least the members anyone forecast), so a group only partly in the forecast set is not taken
@@ -351,6 +353,9 @@ def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFr
                 pairs.append({"agent": agent, "p": a, "p_not": b})
         if pairs:
             parts.append(negation_violations(pd.DataFrame(pairs)).set_index("agent"))
+        multi = multi_class_brier(per_round)
+        if len(multi):
+            parts.append(multi.set_index("agent"))
         answers = pd.concat([answers[["agent", "answer", "q", "resolved_answer"]] if len(answers) else None,
                              group_answers(per_round)[["agent", "answer", "q", "resolved_answer"]]],
                             ignore_index=True)

@@ -237,6 +237,43 @@ def group_answers(
                          "resolved_answer": [resolved.get(g) for g in best["group"]]}, columns=columns)
 
 
+def multi_class_brier(
+    forecasts: pd.DataFrame,
+    *,
+    agent: str = "agent",
+    group: str = "group",
+    market: str = "market_id",
+    probability: str = "probability",
+    outcome: str = "outcome_yes",
+    group_size: str = "group_size",
+) -> pd.DataFrame:
+    """Per agent: n_multi (complete resolved groups scored) and multi_brier, the mean over them of the full
+    multi-class Brier score Σ_i (p_i − y_i)² over the group's members (0 best, 2 worst), with the stated P(YES)
+    of each member as given — not renormalised, so a set that does not sum to 1 pays for it.
+
+    A group counts when the agent's forecasts cover all `group_size` members and every member has resolved to 0
+    or 1 with exactly one 1 (the same groups `group_answers` scores with S′). forecasts: as for `group_answers`.
+    """
+    _require(forecasts, [agent, group, market, probability, outcome, group_size], "forecasts")
+    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "group": forecasts[group].to_numpy(),
+                          "market": forecasts[market].astype(str).to_numpy(),
+                          "p": _probabilities(forecasts[probability].to_numpy(dtype=float), probability),
+                          "y": pd.to_numeric(forecasts[outcome]).to_numpy(dtype=float),
+                          "size": pd.to_numeric(forecasts[group_size]).to_numpy(dtype=float)})
+    frame = frame[~np.isnan(frame["p"].to_numpy())].drop_duplicates(["agent", "group", "market"])
+    columns = ["agent", "n_multi", "multi_brier"]
+    if not len(frame):
+        return pd.DataFrame(columns=columns)
+    per = frame.assign(sq=(frame["p"] - frame["y"]) ** 2, binary=np.isin(frame["y"], (0.0, 1.0)),
+                       win=(frame["y"] == 1.0).astype(int))
+    g = per.groupby(["agent", "group"]).agg(n=("market", "size"), size=("size", "max"), score=("sq", "sum"),
+                                           known=("binary", "all"), wins=("win", "sum")).reset_index()
+    g = g[(g["n"] >= g["size"]) & g["known"] & (g["wins"] == 1)]
+    if not len(g):
+        return pd.DataFrame(columns=columns)
+    return g.groupby("agent", sort=True).agg(n_multi=("score", "size"), multi_brier=("score", "mean")).reset_index()
+
+
 def answer_scores(
     answers: pd.DataFrame,
     *,
@@ -273,6 +310,7 @@ __all__ = [
     "VIOLATION_THRESHOLD",
     "answer_scores",
     "group_answers",
+    "multi_class_brier",
     "negation_violation",
     "negation_violations",
     "probability_sums",

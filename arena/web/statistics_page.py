@@ -177,12 +177,15 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                                                               "observed_freq"]) if r.get("count"))),
         StatsTable("Consistency",
                    "Multi-outcome groups: mean |Σ stated P − 1|. Two-member exclusive groups: seed 003's negation "
-                   "violation (threshold 0.01). Named outcomes bet on: seed 004's S′.",
+                   "violation (threshold 0.01). Named outcomes bet on, and each complete group's most likely "
+                   "member: seed 004's S′. Complete resolved groups: the multi-class Brier Σ(p − y)² over the "
+                   "members (0 best, 2 worst; stated P(YES) as given, not renormalised).",
                    (("agent", "agent", ""), ("n_groups", "groups", "integer"), ("sum_deviation", "|Σp − 1|", "number"),
                     ("n_pairs", "negation pairs", "integer"), ("negation_violation_rate", "violation rate", "number"),
-                    ("n_answers", "answers", "integer"), ("s_prime", "S′", "number")),
+                    ("n_answers", "answers", "integer"), ("s_prime", "S′", "number"),
+                    ("n_multi", "complete groups", "integer"), ("multi_brier", "multi-class Brier", "number")),
                    _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
-                                             "n_answers", "s_prime"])),
+                                             "n_answers", "s_prime", "n_multi", "multi_brier"])),
     ]
     tables.extend(_breakdown_tables(st))
     tables.extend(_sequence_tables(st))

@@ -144,6 +144,10 @@ def test_partial_groups_and_s_prime_on_complete_groups(engine):
     assert c.loc["market", "s_prime"] == pytest.approx(-(0.6**2))
     assert np.isnan(c.loc["part-low", "n_answers"])  # an incomplete group gives no answer
     assert "n_pairs" not in c.columns  # a three-member group is no negation pair
+    # the multi-class Brier of the complete group: Σ (p − y)² over x (NO), y (YES), z (NO), stated as given
+    assert c.loc["full", "multi_brier"] == pytest.approx(0.2 ** 2 + 0.3 ** 2 + 0.1 ** 2)
+    assert c.loc["market", "multi_brier"] == pytest.approx(0.6 ** 2 + 0.7 ** 2 + 0.2 ** 2)  # Σ 1.1 pays too
+    assert np.isnan(c.loc["part-low", "n_multi"]) and np.isnan(c.loc["part-high", "multi_brier"])
 
 
 def test_demo_consistency_has_rows_for_agents_and_the_market_reference(demo_db):
@@ -156,7 +160,7 @@ def test_demo_consistency_has_rows_for_agents_and_the_market_reference(demo_db):
         assert c.index[-1] == "market"  # the reference row comes last
         assert (c["n_groups"] > 0).all() and (c["n_answers"] > 0).all(), name
         # the market follower states the price: it is exactly as (in)consistent as the market
-        for col in ("sum_deviation", "s_prime"):
+        for col in ("sum_deviation", "s_prime", "multi_brier"):
             assert c.loc["market-follower", col] == pytest.approx(c.loc["market", col])
         # always-0.5 says 0.5 to every member: Σ = k/2, so a 3- or 4-member group is off by 0.5 or 1
         assert c.loc["always-0.5", "sum_deviation"] > 0.0

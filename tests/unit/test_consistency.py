@@ -144,3 +144,21 @@ def test_group_answers_pick_the_favourite_and_know_the_winner():
     assert scores.loc["a", "n"] == 1 and scores.loc["a", "s_prime"] == pytest.approx(1 - 0.5**2)
     assert scores.loc["b", "s_prime"] == pytest.approx(-(0.4**2))
     assert group_answers(f.iloc[:0]).empty
+
+
+def test_multi_class_brier_scores_complete_resolved_groups_as_stated():
+    from arena.scoring.consistency import multi_class_brier
+
+    rows = []
+    for agent, ps in (("a", (0.7, 0.2, 0.1)), ("incoherent", (0.9, 0.9, 0.9))):
+        rows += [{"agent": agent, "group": "g@r1", "market_id": f"m{i}", "probability": p,
+                  "outcome_yes": 1.0 if i == 0 else 0.0, "group_size": 3} for i, p in enumerate(ps)]
+    rows += [{"agent": "partial", "group": "g@r1", "market_id": f"m{i}", "probability": 0.5,
+              "outcome_yes": 1.0 if i == 0 else 0.0, "group_size": 3} for i in range(2)]  # 2 of 3 members
+    rows += [{"agent": "a", "group": "h@r1", "market_id": f"n{i}", "probability": 0.5,
+              "outcome_yes": [1.0, float("nan")][i], "group_size": 2} for i in range(2)]  # not yet resolved
+    out = multi_class_brier(pd.DataFrame(rows)).set_index("agent")
+    assert sorted(out.index) == ["a", "incoherent"]
+    assert out.at["a", "multi_brier"] == pytest.approx(0.3 ** 2 + 0.2 ** 2 + 0.1 ** 2)
+    assert out.at["incoherent", "multi_brier"] == pytest.approx(0.1 ** 2 + 2 * 0.9 ** 2)  # not renormalised
+    assert out["n_multi"].tolist() == [1, 1]
