@@ -140,6 +140,13 @@ def test_two_seats_with_different_cutoffs_are_ranked_on_their_clean_questions(ru
     brier = compared["differences"]["forecast_brier"]
     assert (brier["markets"], brier["estimate"]) == (4, pytest.approx(0.05))
 
+    # a board limited to the second round: the guard splits what the filter kept (two of late's six questions)
+    assert main(["leaderboard", "--db", db_url, "--as-of", UNTIL + "T23:00", "--format", "json",
+                 "--from", "2025-11-09", "--until", "2025-11-09"]) == 0
+    week2 = {r["agent"]: r for r in json.loads(capsys.readouterr().out)["cohorts"][0]["rows"]}
+    assert (week2["late"]["n_asked"], week2["late"]["n_contaminated"]) == (4, 2)
+    assert week2["late"]["forecast_brier"] == pytest.approx(0.09)
+
     site = tmp_path / "site"
     assert main(["render", "--out", str(site), "--db", db_url, "--at", UNTIL + "T23:00"]) == 0
     capsys.readouterr()
