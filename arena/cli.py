@@ -221,13 +221,17 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _load_config(path: str | None):  # type: ignore[no-untyped-def]
-    """The arena config: --config, else ./arena.toml when present, else the defaults (baselines only)."""
+    """The arena config: --config, else ./arena.toml when present, else the defaults (baselines only). A seat's
+    `knowledge_cutoff` or `released` after today's date on the wall clock is refused (never against --at or a
+    replay's simulated clock, which a seat's dates are meant to postdate)."""
+    from arena.clock import SystemClock
     from arena.config import default_config, load_config
 
+    today = SystemClock().now().date()
     if path:
-        config = load_config(path)
+        config = load_config(path, today)
     elif Path("arena.toml").is_file():
-        config = load_config("arena.toml")
+        config = load_config("arena.toml", today)
     else:
         return default_config()
     for job in config.schedule.never_firing(datetime.now(timezone.utc)):
@@ -601,6 +605,7 @@ def _replay_run(args: argparse.Namespace) -> int:
     _check_corpora(config)
     replay = ReplayVenue.from_path(args.file, skip_malformed=True)
     _tell_skipped(replay, args.file)
+    exposure = _contamination_check(replay, config, start, until, args.allow_contaminated)
     url = args.db
     if url is None:
         path = data_dir() / "replay.sqlite"
@@ -622,6 +627,8 @@ def _replay_run(args: argparse.Namespace) -> int:
     print(f"arena replay run: {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped), "
           f"{start:%Y-%m-%d %H:%M} → {until:%Y-%m-%d %H:%M} UTC, lineup: "
           + ", ".join(a.name for a in config.lineup), flush=True)
+    for seat in exposure:
+        print(f"contamination guard: {seat.line()}", flush=True)
     only = ("sync", "cohort_start", "decision_round", "mark", "settle")
     with Progress((until.date() - start.date()).days + 1, "arena replay run", unit="day") as bar:
         run = run_simulated(rt, clock, start, until, schedule=replay_schedule(config.schedule.overrides()), only=only,
@@ -633,6 +640,12 @@ def _replay_run(args: argparse.Namespace) -> int:
     if run.failures:
         print(f"{len(run.failures)} failed job runs (retried by the next tick of the same period), first: "
               f"{run.failures[0]}", file=sys.stderr)
+    if exposure:
+        from arena.read.contamination import asked_exposure
+
+        for cohort, agent, clean, hit in asked_exposure(engine, until):
+            print(f"contamination guard: {cohort} {agent}: {clean} clean question(s) in its headline, {hit} "
+                  f"pre-cutoff (scored apart)")
     db = engine.url.render_as_string(hide_password=True)
     print(f"database: {db}   ({time.perf_counter() - started:.1f} s); "
           f"`arena render --out DIR --db URL --at T` shows the standings at any simulated time")
@@ -643,6 +656,24 @@ def _replay_run(args: argparse.Namespace) -> int:
               + f" — see `arena jobs list --db {db}`, fix the cause and re-run with --db {db} --force", file=sys.stderr)
         return 1
     return 0
+
+
+def _contamination_check(replay, config, start: datetime, until: datetime, allow: bool):  # type: ignore[no-untyped-def]
+    """Each LLM seat's exposure to its knowledge cutoff in the replay window (`read.contamination.replay_exposure`);
+    InputError, before anything is written, when a seat would keep no clean question, unless `allow`."""
+    from arena.read.contamination import replay_exposure
+
+    cutoffs = [(a.name, a.knowledge_cutoff) for a in config.lineup if a.is_llm and a.knowledge_cutoff is not None]
+    exposure = replay_exposure(replay, start, until, cutoffs)
+    lost = [e for e in exposure if e.candidates and not e.clean]
+    if lost and not allow:
+        e = lost[0]
+        raise InputError(f"every one of the {e.candidates} recorded markets open from {start:%Y-%m-%d} to "
+                         f"{until:%Y-%m-%d} resolved or settled before {e.agent}'s knowledge_cutoff "
+                         f"{e.knowledge_cutoff.isoformat()}, so it would have no clean question",
+                         fix="replay a window after the cutoff, or pass --allow-contaminated to score it on its "
+                             "pre-cutoff line only")
+    return exposure
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -722,7 +753,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         check_cohort_names(engine, args.cohort or None)
         check_categories(engine, args.category or None)
         boards = standings(engine, as_of, rank_by=rank_by, cohort_names=args.cohort or None,
-                           n_boot=args.bootstrap, seed=args.seed, track=args.track, questions=questions)
+                           n_boot=args.bootstrap, seed=args.seed, track=args.track, questions=questions,
+                           include_contaminated=args.include_contaminated)
     finally:
         engine.dispose()
     if args.format == "json":
@@ -924,6 +956,8 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("--force", action="store_true", help="with --db: continue on a database that holds an arena")
     rr.add_argument("--every-tick", action="store_true", help="fire every tick, also the settle and decision-round "
                     "ticks that can only find nothing (the same facts, slower: checks the event-driven run)")
+    rr.add_argument("--allow-contaminated", action="store_true",
+                    help="run even if a seat's knowledge_cutoff leaves it no clean question in the window")
     rr.set_defaults(func=_replay_run)
 
     from arena.cli_web import configure_render_parser, configure_serve_parser
@@ -982,6 +1016,9 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--category", action="append", metavar="C",
                     help="only the questions on markets of category C (repeatable; 'uncategorized' for none; an "
                          "unknown one is refused with the list). A filtered board leaves the money columns empty")
+    lb.add_argument("--include-contaminated", action="store_true",
+                    help="replays: score the questions a seat's knowledge_cutoff contaminates in its headline too "
+                         "(default: on its pre-cutoff line only; they are counted either way)")
     lb.add_argument("--wide", action="store_true",
                     help="text: every column, however wide (default: the columns that fit the terminal — COLUMNS, "
                          "else the terminal's width, else 100 — in priority order)")

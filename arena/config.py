@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
@@ -83,7 +83,7 @@ _LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "p
              "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
              "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
              "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env",
-             "corpus")
+             "corpus", "knowledge_cutoff", "released")
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
@@ -193,6 +193,21 @@ def _band(value: Any) -> tuple[Decimal, Decimal]:
     return items[0], items[1]
 
 
+def _day(value: Any) -> date | None:
+    """A calendar date (UTC): a TOML date like 2025-06-30, or the same as an ISO string (how the lineup freezes
+    it). A time of day is refused: the arena reads the whole day."""
+    if value is None:
+        return None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise _bad(f"must be a date like 2025-06-30 (a TOML date, no time of day), got {value!r}")
+
+
 def _board_rank(value: str) -> str:
     from arena.scoring.board import RANK_CHOICES  # pure scoring; imported here so reading a config stays cheap
 
@@ -298,6 +313,7 @@ Band = Annotated[tuple[Decimal, Decimal], PlainValidator(_band)]
 Count = StrictInt  # bounds are given per field, so the error says them
 Strings = tuple[StrictStr, ...]
 Trigger = Annotated[str | Mapping[str, int] | None, PlainValidator(_trigger)]
+Day = Annotated[date | None, PlainValidator(_day)]
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -479,6 +495,11 @@ class AgentConfig(_Model):
     replicates: Annotated[Count, Field(ge=1, le=MAX_REPLICATES)] = 1
     variant_of: StrictStr | None = None
     factor: Literal[ABLATION_FACTORS] | None = None  # type: ignore[valid-type]
+    # -- the contamination guard (issue 30): the last day (UTC) the model's training data covers, and the day it
+    # was released. In replays a question whose outcome was knowable before the cutoff is scored apart
+    # (`scoring.contamination`); `released` gives each row its model age at decision time.
+    knowledge_cutoff: Day = None
+    released: Day = None
 
     @model_validator(mode="before")
     @classmethod
@@ -540,7 +561,22 @@ class AgentConfig(_Model):
                        + ", ".join(repr(f) for f in ABLATION_FACTORS), field="factor")
         if self.factor is not None and self.variant_of is None:
             raise _bad("applies only with variant_of = \"<the agent this one varies>\"", field="factor")
+        if (self.knowledge_cutoff is not None and self.released is not None
+                and self.released < self.knowledge_cutoff):
+            raise _bad(f"{self.released.isoformat()} is before knowledge_cutoff {self.knowledge_cutoff.isoformat()}: "
+                       f"a model cannot be released before its training data ends; check both dates",
+                       field="released")
         return self
+
+    def date_problem(self, today: date) -> str:
+        """What is wrong with the seat's dates given `today` (the wall clock's date, UTC; injected): a cutoff or
+        a release after it; '' when neither is. Not a validator: a frozen lineup must rebuild on any day."""
+        for key in ("knowledge_cutoff", "released"):
+            day = getattr(self, key)
+            if day is not None and day > today:
+                return (f"{key}: {day.isoformat()} is in the future (today is {today.isoformat()}, UTC); give the "
+                        f"day the model's {'training data ends' if key == 'knowledge_cutoff' else 'release'}")
+        return ""
 
 
     @property
@@ -553,8 +589,11 @@ class AgentConfig(_Model):
 
     def ablation_json(self) -> dict[str, Any]:
         """The replicate count and ablation role as frozen into the lineup (nothing when left at the defaults,
-        so lineups frozen before replicates existed read the same)."""
+        so lineups frozen before replicates existed read the same), and the model's dates when given."""
         out: dict[str, Any] = {}
+        for key in ("knowledge_cutoff", "released"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key).isoformat()
         if self.replicates != 1:
             out["replicates"] = self.replicates
         if self.variant_of is not None:
@@ -661,6 +700,17 @@ class ArenaConfig(_Model):
             if a.name == name:
                 return a
         raise ConfigError(f"{self.source}: no agent named {name!r}", key="agents")
+
+    def check_dates(self, today: date) -> "ArenaConfig":
+        """This config when no seat's `knowledge_cutoff` or `released` lies after `today` (the wall clock's date,
+        injected by the caller; never a replay's simulated one, whose seats are meant to postdate it); else a
+        ConfigError naming the first such key."""
+        for i, a in enumerate(self.agents):
+            problem = a.date_problem(today)
+            if problem:
+                key = problem.split(":", 1)[0]
+                raise ConfigError(f"{self.source}: agents[{i}] ({a.name}) {problem}", key=f"agents[{i}].{key}")
+        return self
 
     def missing_keys(self, environ: Mapping[str, str]) -> list[tuple[str, str]]:
         """(agent name, env var name) for every LLM agent whose key variable is unset or empty in `environ`."""
@@ -791,9 +841,11 @@ def _config_error(exc: ValidationError, data: dict[str, Any], source: str) -> Co
 # -- reading -------------------------------------------------------------------------------------------------------
 
 
-def parse_config(text: str, source: str = "<string>", base: Path | None = None) -> ArenaConfig:
+def parse_config(text: str, source: str = "<string>", base: Path | None = None,
+                 today: date | None = None) -> ArenaConfig:
     """An ArenaConfig from TOML text; `source` names the file in error messages; `base` is the folder relative
-    paths (an agent's `corpus`) are read from (None: the working directory)."""
+    paths (an agent's `corpus`) are read from (None: the working directory). With `today` (the wall clock's
+    date), a seat's date after it is refused too (`ArenaConfig.check_dates`)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -807,13 +859,14 @@ def parse_config(text: str, source: str = "<string>", base: Path | None = None) 
                           if isinstance(a, dict) and isinstance(a.get("corpus"), str) and a["corpus"]
                           and not Path(a["corpus"]).expanduser().is_absolute() else a for a in data["agents"]]
     try:
-        return ArenaConfig.model_validate({**data, "source": source})
+        config = ArenaConfig.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise _config_error(exc, data, source) from None
+    return config if today is None else config.check_dates(today)
 
 
-def load_config(path: str | Path) -> ArenaConfig:
-    """Read and validate the TOML file at `path`."""
+def load_config(path: str | Path, today: date | None = None) -> ArenaConfig:
+    """Read and validate the TOML file at `path` (`today` as in `parse_config`)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -821,7 +874,7 @@ def load_config(path: str | Path) -> ArenaConfig:
         raise ConfigError(f"{p}: no such configuration file (start from arena.example.toml)", key="") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read the configuration: {exc}", key="") from None
-    return parse_config(text, str(p), base=p.absolute().parent)
+    return parse_config(text, str(p), base=p.absolute().parent, today=today)
 
 
 def default_config() -> ArenaConfig:
@@ -914,6 +967,11 @@ response_format = "json_schema"         # "json_schema", "json_object" or "none"
 # variant_of = "claude-sonnet"          # an ablation: the seat this one varies, compared by `arena compare`;
 # factor = "model"                      # what it changes: "prompt version", "temperature", "model", "tools",
                                         # "reasoning effort", "sizing" or "other" (required with variant_of)
+knowledge_cutoff = 2023-10-01           # the last day (UTC) its training data covers: in replays, questions whose
+                                        # outcome was knowable before it (resolved, or price settled beyond
+                                        # [0.02, 0.98]) are scored apart on a "pre-cutoff" line, not in the headline
+released = 2024-07-18                   # the day the model was released (not before knowledge_cutoff): boards show
+                                        # its age at decision time. Neither date may be after today.
 
 [[agents]]
 name = "claude-sonnet"

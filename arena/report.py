@@ -286,7 +286,9 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
         hidden = max(hidden, left_out)
         head = text.splitlines()[0] if text else ""
         headers.extend(h for h in (c.header for c, _ in _columns(df, name_key)) if h in head)
-        parts.append(_wrap(title, width) + "\n" + _wrap(status, width) + "\n" + text)
+        guard = pre_cutoff_line(df, name_key)
+        parts.append(_wrap(title, width) + "\n" + _wrap(status, width) + "\n" + text
+                     + "".join("\n" + _wrap(line, width) for line in guard.splitlines()))
 
     rooms = getattr(boards, "headroom", None) or {}
     leaks = getattr(boards, "leaks", None) or {}
@@ -296,6 +298,29 @@ def render_boards(boards: Any, overall: bool = True, *, width: int | None = None
     if overall and len(boards.overall):
         add("== overall (per model across cohorts) ==", f"ranked by {boards.rank_by}{only}", boards.overall, "model")
     return Report("\n\n".join(parts), hidden, tuple(dict.fromkeys(headers)))
+
+
+def pre_cutoff_line(df: pd.DataFrame, name_key: str = "agent") -> str:
+    """The board's "pre-cutoff" line (the contamination guard, replays): per seat that declared a knowledge cutoff,
+    the questions left out of its headline and their Brier, and per seat that declared a release, its model age
+    at its first decision; "" when no row has either."""
+    if "n_contaminated" not in df.columns:
+        return ""
+    cut, ages = [], []
+    for rec in df.to_dict("records"):
+        n, brier, age = rec.get("n_contaminated"), rec.get("pre_cutoff_brier"), rec.get("model_age_days")
+        if not _missing(n):
+            score = "—" if _missing(brier) else f"{float(brier):.3f}"
+            cut.append(f"{rec[name_key]} {int(n)} question(s), F-Brier {score}")
+        if not _missing(age):
+            ages.append(f"{rec[name_key]} {int(age):+d} d")
+    out = []
+    if cut:
+        out.append("pre-cutoff (outcome knowable before the model's knowledge cutoff; left out of the headline): "
+                   + "; ".join(cut))
+    if ages:
+        out.append("model age at first decision: " + ", ".join(ages))
+    return "\n".join(out)
 
 
 def leak_line(leaks: Any) -> str:

@@ -19,7 +19,9 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from arena.clock import utc
 from arena.errors import InputError
+from arena.read.contamination import contamination, lineup_dates
 from arena.scoring.ablation import PairedDifference, paired_difference, replicate_spread
 from arena.scoring.evidence import market_rows
 from arena.scoring.leaderboard import per_bet_scores
@@ -184,7 +186,11 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
         bets = bets_frame(s, list(ids), as_of)
         pnl = _pnl(s, ids, a, b, as_of)
         resolved = resolution_times(s, as_of)
-    f = f[f["agent"].isin([a, b])].copy()
+    f = f[f["agent"].isin([a, b])].reset_index(drop=True)
+    dates = lineup_dates(engine, list(ids))
+    if dates and len(f):  # a replay's contaminated questions leave each seat's side, as on the boards
+        f = f[~contamination(engine, utc(as_of), f, dates).mask].reset_index(drop=True)
+    f = f.copy()
     f["question"] = f["cohort"].astype(str) + "/" + f["question"].astype(str)
     f["brier"] = (f["probability"] - f["outcome_yes"]) ** 2
     if "replicate" not in f.columns:

@@ -30,6 +30,7 @@ from arena.scoring.evidence import PairedTest, cluster_t_test
 from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.cache.frame_cache import cohort_frames
+from arena.read.contamination import lineup_dates, split
 from arena.store.memo import Recent
 from arena.store.tables import CohortRow
 
@@ -138,9 +139,11 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     frames = cohort_frames(engine, [(c[0], c[1]) for c in cohorts], as_of) if cohorts else None
     if frames is None or frames.forecasts.empty:
         return {}
-    frame = frames.forecasts
+    # a replay's questions contaminated for a seat's knowledge cutoff are left out, as the boards leave them out
+    clean = split(engine, as_of, frames, lineup_dates(engine, [c[0] for c in cohorts]))
+    frame = clean.clean
     order = [str(c) for c in pd.unique(frame["cohort"])]
-    pairs = _cohort_pairs(frame, order, frames.keys)
+    pairs = _cohort_pairs(frame, order, clean.keys)
     if pairs.empty:
         return {}
     z = NormalDist().inv_cdf(0.5 + level / 2.0)

@@ -41,7 +41,9 @@ from arena.scoring.board import BOARD_COLUMNS, DEFAULT_RANK_BY, check_rank_by, c
 from arena.scoring.stats import DEFAULT_N_BOOT
 from arena.cache.board_cache import cached_cohort_boards, overall_board_cached, overall_parts
 from arena.cache.frame_cache import cohort_frames
+from arena.read.contamination import Guard, SeatDates, seat_dates, split
 from arena.read.headroom import cohort_headroom
+from arena.scoring.contamination import pre_cutoff_lines
 from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
 from arena.domain.leakage import Leak
@@ -64,10 +66,15 @@ JSON_FIELDS = (
     "decision_value", "decision_value_lo", "decision_value_hi", "sharpe", "max_drawdown", "risk_note", "pnl_at_bid",
     # information beyond the market (scoring.beyond_market)
     "beyond_market", "beyond_market_lo", "beyond_market_hi", "beyond_market_note", "price_copy",
+    # the contamination guard (replays; `read.contamination`): the questions left out of the headline for the
+    # seat's knowledge cutoff, their own Brier (the "pre-cutoff" line), and the model's age at its first decision
+    "n_contaminated", "pre_cutoff_brier", "model_age_days",
 )
 MONEY_COLUMNS = ("pnl", "return_pct")  # a cohort's money, which a question filter cannot split
 _INT_FIELDS = ("rank", "tier", "n_forecasts", "n_markets", "n_asked", "n_answered", "n_leaked", "n_bets", "n_resolved_bets",
-               "n_cohorts")
+               "n_cohorts", "n_contaminated", "model_age_days")
+# the guard's columns, added to the board rows after they are ranked (null for a seat that declared no date)
+GUARD_COLUMNS = ("n_contaminated", "pre_cutoff_brier", "model_age_days")
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,8 @@ def check_cohort_names(engine: Engine, names: list[str] | None) -> None:
 
 def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY,
               cohort_names: list[str] | None = None, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
-              track: str | None = None, cache: bool = True, questions: QuestionFilter | None = None) -> Boards:
+              track: str | None = None, cache: bool = True, questions: QuestionFilter | None = None,
+              include_contaminated: bool = False) -> Boards:
     """Every board as of `as_of` (see the module docstring), ranked by `rank_by` (a `scoring.board.RANK_CHOICES`
     key; ValueError otherwise). `cohort_names` limits the cohort boards and the overall board to those cohorts;
     `track` ("model" or "agent", config.TRACKS) to the agents of that track. Seeded: the same database and
@@ -135,7 +143,9 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     way) instead of recomputing it.
 
     `questions` limits the boards to the forecast-set questions it keeps (`filtered_frames`): such boards are
-    computed from the frames without the board caches, whose keys do not name a filter."""
+    computed from the frames without the board caches, whose keys do not name a filter. A replay's questions
+    contaminated for a seat (`read.contamination`) leave its headline for its pre-cutoff line unless
+    `include_contaminated` (then they are scored with the rest and only counted)."""
     check_rank_by(rank_by)
     questions = questions if questions is not None and questions.active else None
     if questions is not None and rank_by in MONEY_COLUMNS:
@@ -165,6 +175,16 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
     # (a filtered board has no headroom: the headroom describes a cohort's whole forecast sets)
     room = cohort_headroom(engine, as_of, [(c[0], c[1]) for c in cohorts], forecasts) if questions is None else {}
     cohort_name = {c[0]: c[1] for c in cohorts}
+    # The contamination guard: a replay's questions whose outcome a seat's model could know from its training
+    # data leave its headline for its pre-cutoff line; the boards' keys name which rows left.
+    parsed: dict[str | None, SeatDates | None] = {}  # each distinct lineup record read once
+    for _, _, config, _ in agents:
+        if config not in parsed:
+            parsed[config] = _dates_of_text(config)
+    dates = {(cohort_name[cid], name): d for name, _, config, cid in agents if (d := parsed[config])}
+    parts_of = split(engine, as_of, frames, dates, include=include_contaminated, forecasts=forecasts)
+    forecasts, contaminated, guard = parts_of.clean, parts_of.contaminated, parts_of.guard
+    frame_keys, frame_digests = parts_of.keys, parts_of.digests
     seat_track = {(cohort_name[cid], name): _track_of_text(config) for name, _, config, cid in agents}
     leaks = _leaks(frames.leaked)
     leaked = frames.leaked
@@ -176,37 +196,39 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         agents_of: dict[str, list[str]] = {}
         for name, _, _, cid in agents:
             agents_of.setdefault(cohort_name[cid], []).append(name)
-        whole = len(frames.keys) == len(cohorts)  # every cohort's rows named by the frame cache
+        whole = len(frame_keys) == len(cohorts)  # every cohort's rows named by the frame cache
         per_cohort = cached_cohort_boards(engine, forecasts, bets, ports, now=as_of, **opts,
-                                          inputs=frames.keys if whole else None, agents=agents_of,
+                                          inputs=frame_keys if whole else None, agents=agents_of,
                                           scope=f"track={track}")
     else:
         per_cohort = {c: ("", rows) for c, rows in cohort_boards(forecasts, bets, ports, **opts).items()}
     if questions is not None:
         per_cohort = {c: (key, _without_money(rows)) for c, (key, rows) in per_cohort.items()}
+    lines = pre_cutoff_lines(contaminated, ["cohort", "agent"])
     boards = []
     for _, name, completed_at in cohorts:
         status = "completed" if completed_at is not None and utc(completed_at) <= as_of else "open"
         inputs_key, rows = per_cohort.get(name, ("", None))
         if rows is None:  # a cohort without agents
             rows = pd.DataFrame(columns=list(BOARD_COLUMNS))
+        rows, guarded = _with_guard(rows, "agent", guard, lines, lambda a, name=name: [(name, a)], name)
         tracks = [seat_track.get((name, a)) for a in rows["agent"]]
-        key = f"{inputs_key} {status} {json.dumps(tracks)}" if inputs_key else ""
+        key = f"{inputs_key} {status} {json.dumps(tracks)} {guarded}" if inputs_key else ""
         counts = [n_leaked.get((name, a), 0) for a in rows["agent"]]
         key = f"{key} {json.dumps(counts)}" if key else ""
         tracked = (_TRACKED.get_or_make(key, lambda rows=rows, tracks=tracks, counts=counts:
                                         _with_track(rows, tracks, counts)) if key
                    else _with_track(rows, tracks, counts))
         boards.append(CohortBoard(name, status, tracked, key))
-    if cache and len(frames.keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
+    if cache and len(frame_keys) == len(cohorts):  # every cohort's rows are named: so is the overall board's input
         def compute() -> pd.DataFrame:
             # (the parts are kept by the frames' digests: the frames as read, not filtered to a track)
-            parts = (overall_parts(frames.digests, forecasts, bets, engine=engine, now=as_of,
+            parts = (overall_parts(frame_digests, forecasts, bets, engine=engine, now=as_of,
                                    options=dict(rank_by=rank_by, n_boot=n_boot, seed=seed))
                      if track is None else {})
             return overall_board(forecasts, bets, ports, **opts, **parts)
 
-        overall = overall_board_cached(frames.keys, compute,
+        overall = overall_board_cached(frame_keys, compute,
                                        kinds=kinds, options={**opts, "track": track, "kinds": None},
                                        engine=engine, now=as_of)
     else:
@@ -223,6 +245,14 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         per_model[agent] = per_model.get(agent, 0) + n
     overall = overall.assign(track=[("+".join(sorted(by_model[m])) if m in by_model else None) for m in models],
                              n_leaked=[per_model.get(m, 0) for m in models])
+    if len(overall) and "model" in overall:
+        pooled = contaminated.assign(market_id=contaminated["cohort"].astype(str) + "/"
+                                     + contaminated["market_id"].astype(str))
+        seats_of: dict[str, list[tuple[str, str]]] = {}
+        for cohort, agent in dates:
+            seats_of.setdefault(agent, []).append((cohort, agent))
+        overall, _ = _with_guard(overall, "model", guard, pre_cutoff_lines(pooled, ["agent"]),
+                                 lambda m: seats_of.get(m, []), None)
     return Boards(as_of, rank_by, boards, overall, track, room, leaks, questions)
 
 
@@ -249,6 +279,38 @@ def _without_money(rows: pd.DataFrame) -> pd.DataFrame:
     """`rows` with MONEY_COLUMNS null (a filtered board's)."""
     return rows.assign(**{c: np.nan for c in MONEY_COLUMNS if c in rows.columns})
 
+
+
+def _dates_of_text(config: str | None) -> SeatDates | None:
+    """The dates of a frozen lineup record given as text (None when it has neither)."""
+    found = seat_dates([("", "", (json.loads(config) if config else None) or {})])
+    return found.get(("", ""))
+
+
+def _with_guard(rows: pd.DataFrame, first: str, guard: Guard, lines: pd.DataFrame, seats: Any,
+                cohort: str | None) -> tuple[pd.DataFrame, str]:
+    """`rows` with the guard's columns (`GUARD_COLUMNS`) and a text naming their values (for the rows' key).
+    `seats(name)` lists the (cohort, agent) seats of a row; `lines` is `scoring.contamination.pre_cutoff_lines`
+    by cohort and agent (`cohort` given) or by agent alone. A row none of whose seats declared a cutoff has null
+    counts; none that declared `released` has a null age (overall: the age at the model's first decision)."""
+    if not guard.seats or not len(rows):
+        return rows, ""
+    at = lines.set_index(["cohort", "agent"] if cohort is not None else ["agent"]) if len(lines) else None
+    n, brier, age = [], [], []
+    for name in rows[first]:
+        mine = [k for k in seats(name) if k in guard.seats]
+        cut = [k for k in mine if guard.seats[k].knowledge_cutoff is not None]
+        key = (cohort, name) if cohort is not None else name
+        found = at is not None and key in at.index
+        n.append(int(at.loc[key, "n_contaminated"]) if found else (0 if cut else None))
+        brier.append(float(at.loc[key, "pre_cutoff_brier"]) if found else math.nan)
+        ages = [guard.ages[k] for k in mine if k in guard.ages]
+        age.append(min(ages) if ages else None)
+    out = rows.copy(deep=False)
+    out["n_contaminated"] = pd.Series(n, index=rows.index, dtype=object)
+    out["pre_cutoff_brier"] = pd.Series(brier, index=rows.index, dtype=float)
+    out["model_age_days"] = pd.Series(age, index=rows.index, dtype=object)
+    return out, json.dumps([n, [None if b != b else b for b in brier], age])
 
 
 def _with_track(rows: pd.DataFrame, tracks: list[str | None], n_leaked: list[int] | None = None) -> pd.DataFrame:

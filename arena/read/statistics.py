@@ -19,6 +19,7 @@ from arena.domain.market import YES
 from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
 from arena.clock import utc
+from arena.read.contamination import contamination, lineup_dates
 from arena.scoring.consistency import (answer_scores, group_answers, multi_class_brier, negation_violations,
                                       sum_deviation)
 from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
@@ -195,6 +196,9 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
         resolved_at = resolution_times(s, as_of)
+        dates = lineup_dates(engine, ids)
+        if dates and len(headline):  # a replay's contaminated questions leave the headline, as on the boards
+            headline = headline[~contamination(engine, utc(as_of), headline, dates).mask].reset_index(drop=True)
         split = breakdowns(scored_with_facts(s, headline, as_of), within=("cohort",)) if len(headline) else {}
     from arena.read.score import cohort_leaderboards
 

@@ -240,6 +240,16 @@ class BoardRow:
     beyond_market_hi: float = float("nan")
     beyond_market_note: str = ""
     price_copy: float = float("nan")
+    # the contamination guard (replays): questions left out of the headline for the model's knowledge cutoff and
+    # their Brier (NaN: the seat declared no cutoff), and its model age in days at its first decision
+    n_contaminated: float = float("nan")
+    pre_cutoff_brier: float = float("nan")
+    model_age_days: float = float("nan")
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the row has a pre-cutoff line or a model age to show."""
+        return not (math.isnan(self.n_contaminated) and math.isnan(self.model_age_days))
 
     @property
     def is_reference(self) -> bool:
@@ -298,6 +308,8 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
             beyond_market=num(rec.get("beyond_market")), beyond_market_lo=num(rec.get("beyond_market_lo")),
             beyond_market_hi=num(rec.get("beyond_market_hi")), price_copy=num(rec.get("price_copy")),
             beyond_market_note=str(rec.get("beyond_market_note") or ""),
+            n_contaminated=num(rec.get("n_contaminated")), pre_cutoff_brier=num(rec.get("pre_cutoff_brier")),
+            model_age_days=num(rec.get("model_age_days")),
         ))
     return tuple(out)
 
@@ -332,6 +344,11 @@ class Headline:
     provisional_rule: str
     bss_floor: float
     coverage: bool = False  # the board counts questions asked and answered (n_asked, n_answered)
+
+    @property
+    def guarded(self) -> tuple[BoardRow, ...]:
+        """The rows with a pre-cutoff line or a model age (the contamination guard, replays), in board order."""
+        return tuple(r for r in self.rows if r.guarded)
 
 
 def headline(frame: pd.DataFrame | None, rank_by: str, hrefs: Mapping[str, str] | None = None) -> Headline:

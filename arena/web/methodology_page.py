@@ -245,6 +245,7 @@ class MethodologyPage:
     frontier_rule: str = ""
     beyond_market: WorkedExample | None = None  # the encompassing test, worked (`beyond_market_example`)
     question_difficulty: WorkedExample | None = None  # published question difficulty (`question_difficulty_example`)
+    contamination: WorkedExample | None = None  # the replays' contamination guard (`contamination_example`)
 
 
 def leakage_example() -> WorkedExample:
@@ -331,6 +332,12 @@ def headroom_example() -> WorkedExample:
         "it.")
 
 
+def _contamination_example() -> WorkedExample:
+    from arena.web.contamination_example import contamination_example
+
+    return contamination_example()
+
+
 def methodology_context(engine: Engine) -> MethodologyPage:
     from arena.web.risk_examples import risk_examples  # (it builds on WorkedExample, defined here)
 
@@ -345,4 +352,5 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            stored.schema_revision, headroom_example(), imputation_example(), inference_examples(), MIN_TIER_MARKETS,
                            TIER_RESOLUTION, leakage_example(), risk=risk_examples(), breakdown=breakdown_example(),
                            frontier=frontier_example(), horizon_rule=HORIZON_RULE, frontier_rule=FRONTIER_RULE,
-                           beyond_market=beyond_market_example(), question_difficulty=question_difficulty_example())
+                           beyond_market=beyond_market_example(), question_difficulty=question_difficulty_example(),
+                           contamination=_contamination_example())

@@ -355,3 +355,28 @@ def test_the_values_are_pydantic_models_that_refuse_unknown_keys_without_echoing
     entry = parse_config('[[agents]]\nname = "a"\nmodel = "m"\nextra_headers = { X-Title = "t" }\n').agent("a")
     with pytest.raises(TypeError):
         entry.extra_headers["X-Title"] = "u"  # type: ignore[index]
+
+
+# -- the contamination guard's dates (issue 30 item 1) ------------------------------------------------------------
+
+
+def test_a_seats_dates_are_read_frozen_and_checked_against_the_injected_day():
+    from datetime import date
+
+    text = ('[[agents]]\nname = "m"\nmodel = "v/m"\nknowledge_cutoff = 2025-03-31\nreleased = 2025-05-22\n')
+    seat = parse_config(text).agents[0]
+    assert (seat.knowledge_cutoff, seat.released) == (date(2025, 3, 31), date(2025, 5, 22))
+    frozen = seat.to_json()
+    assert (frozen["knowledge_cutoff"], frozen["released"]) == ("2025-03-31", "2025-05-22")
+    assert AgentConfig(name="m", **frozen) == seat  # the lineup record rebuilds the seat
+    assert "knowledge_cutoff" not in parse_config('[[agents]]\nname = "m"\nmodel = "v/m"\n').agents[0].to_json()
+    assert parse_config(text, today=date(2025, 5, 22)).agents[0] == seat  # both on today: fine
+    with pytest.raises(ConfigError, match=r"agents\[0\] \(m\) released: 2025-05-22 is in the future \(today is "
+                                          r"2025-05-21"):
+        parse_config(text, "arena.toml", today=date(2025, 5, 21))
+    with pytest.raises(ConfigError, match=r"knowledge_cutoff: 2025-03-31 is in the future") as info:
+        parse_config(text, "arena.toml", today=date(2025, 3, 30))
+    assert info.value.data["key"] == "agents[0].knowledge_cutoff"
+    # a cutoff the day after the release is refused on any day
+    with pytest.raises(ConfigError, match=r"released: 2025-03-30 is before knowledge_cutoff 2025-03-31"):
+        parse_config(text.replace("2025-05-22", "2025-03-30"))

@@ -4,7 +4,7 @@ fails alone — recorded with its reason — while the other seats of the round 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -48,6 +48,8 @@ def llm_seat(draw):  # type: ignore[no-untyped-def]
                            max_size=3))
     priced = draw(st.booleans())
     variant = draw(st.booleans())
+    cutoff = draw(st.none() | st.dates(date(2020, 1, 1), date(2026, 1, 1)))
+    released = draw(st.none() | st.dates(cutoff or date(2020, 1, 1), date(2026, 6, 1)))
     seat = {
         "name": draw(NAME), "kind": "llm", "model": draw(st.from_regex(r"[a-z]{1,8}/[a-z0-9.-]{1,12}", fullmatch=True)),
         "base_url": draw(st.sampled_from(("https://openrouter.ai/api/v1", "http://127.0.0.1:8080/v1"))),
@@ -70,6 +72,7 @@ def llm_seat(draw):  # type: ignore[no-untyped-def]
         "replicates": draw(st.integers(1, 20)),
         "variant_of": draw(NAME) if variant else None,
         "factor": draw(st.sampled_from(ABLATION_FACTORS)) if variant else None,
+        "knowledge_cutoff": cutoff, "released": released,
     }
     return seat
 

@@ -162,6 +162,32 @@ CASES = [
     case("config-negative-event-cap", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-11-02 "
          "--until 2025-11-09 {tmp}/r.jsonl", "forecast_max_per_event: must be an integer ≥ 0 and ≤ 1000, got -1",
          files={**config("[cohort]\nforecast_max_per_event = -1\n"), "r.jsonl": REPLAY_LINE}),
+    # -- the contamination guard's dates (issue 30 item 1) -------------------------------------------------------------
+    case("config-cutoff-in-future", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-11-02 "
+         "--until 2025-11-09 {tmp}/r.jsonl", "agents[0] (a) knowledge_cutoff: 2999-01-01 is in the future",
+         files={**config('[[agents]]\nname = "a"\nmodel = "m"\nknowledge_cutoff = 2999-01-01\n'),
+                "r.jsonl": REPLAY_LINE}),
+    case("config-released-in-future", "round --config {tmp}/arena-test.toml --db {db}",
+         "agents[0] (a) released: 2999-01-01 is in the future",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nreleased = 2999-01-01\n')),
+    case("config-released-before-cutoff", "cohort start --config {tmp}/arena-test.toml --db {db}",
+         "agents[0] (a) released: 2024-01-01 is before knowledge_cutoff 2024-06-30",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nknowledge_cutoff = 2024-06-30\n'
+                      'released = 2024-01-01\n')),
+    case("config-cutoff-with-a-time", "round --config {tmp}/arena-test.toml --db {db}",
+         "knowledge_cutoff: must be a date like 2025-06-30",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nknowledge_cutoff = 2024-06-30T12:00:00Z\n')),
+    case("config-cutoff-not-a-date", "round --config {tmp}/arena-test.toml --db {db}",
+         "knowledge_cutoff: must be a date like 2025-06-30",
+         files=config('[[agents]]\nname = "a"\nmodel = "m"\nknowledge_cutoff = "June 2024"\n')),
+    # (api_key_env PATH: a variable every environment sets, so the key check passes and the guard's is reached)
+    case("replay-window-all-contaminated", "replay run --config {tmp}/arena-test.toml --db {db} --from 2025-01-02 "
+         "--until 2025-01-09 {tmp}/r.jsonl", "so it would have no clean question",
+         files={**config('[[agents]]\nname = "a"\nmodel = "m"\napi_key_env = "PATH"\n'
+                         'knowledge_cutoff = 2025-06-30\n'), "r.jsonl": REPLAY_LINE}),
+    case("config-cutoff-on-baseline", "round --config {tmp}/arena-test.toml --db {db}",
+         "knowledge_cutoff: applies only to kind = \"llm\"",
+         files=config('[[agents]]\nname = "r"\nkind = "random"\nknowledge_cutoff = 2024-06-30\n')),
     case("config-missing", "round --config {tmp}/nope.toml --db {db}", "no such configuration file"),
     case("config-not-toml", "round --config {tmp}/arena-test.toml --db {db}", "not valid TOML",
          files=config("[cohort\nx = \n")),
