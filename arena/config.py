@@ -497,7 +497,7 @@ class AgentConfig(_Model):
     factor: Literal[ABLATION_FACTORS] | None = None  # type: ignore[valid-type]
     # -- the contamination guard (issue 30): the last day (UTC) the model's training data covers, and the day it
     # was released. In replays a question whose outcome was knowable before the cutoff is scored apart
-    # (`scoring.contamination`); `released` gives each row its model age at decision time.
+    # (`domain.contamination`); `released` gives each row its model age at decision time.
     knowledge_cutoff: Day = None
     released: Day = None
 

@@ -1,6 +1,6 @@
 """The read side of the contamination guard: which forecast-set rows of a replay are contaminated for their seat, from
 the seats' frozen dates and the resolutions and prices recorded by the board's time, handed to
-`scoring.contamination` (which owns the rule); and each seat's model age at its first decision.
+`domain.contamination` (which owns the rule); and each seat's model age at its first decision.
 
 A cohort ran as a replay when its questions are markets of the replay venue (`venues.replay.VENUE`, ids
 "replay:…"): their whole path was recorded before the run, on a simulated clock. Only such questions are judged;
@@ -29,7 +29,7 @@ from sqlmodel import Session
 
 from arena.clock import utc
 from arena.domain.market import YES
-from arena.scoring.contamination import cutoff_instant, model_age_days, verdicts
+from arena.domain.contamination import cutoff_instant, model_age_days, verdicts
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, MarketRow, PriceSnapshotRow, ResolutionRow
 
 REPLAY_VENUE = "replay"  # venues.replay.VENUE (not imported: the venue module reads files)
@@ -257,7 +257,7 @@ def replay_exposure(venue: Any, start: datetime, until: datetime,
                     cutoffs: Sequence[tuple[str, date]]) -> list[Exposure]:
     """Each (agent, knowledge_cutoff)'s `Exposure` to the window [start, until] of a replay venue
     (`venues.replay.ReplayVenue`): the markets listed before `until` whose resolution is not yet visible at
-    `start`, judged by `scoring.contamination.verdicts` on the file's record — resolved at the instant its
+    `start`, judged by `domain.contamination.verdicts` on the file's record — resolved at the instant its
     resolution becomes visible, each history point observed at the end of its day, as the replay serves them."""
     if not cutoffs:
         return []

@@ -43,7 +43,7 @@ from arena.cache.board_cache import cached_cohort_boards, overall_board_cached, 
 from arena.cache.frame_cache import cohort_frames
 from arena.read.contamination import Guard, SeatDates, seat_dates, split
 from arena.read.headroom import cohort_headroom
-from arena.scoring.contamination import pre_cutoff_lines
+from arena.domain.contamination import pre_cutoff_lines
 from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
 from arena.domain.leakage import Leak
@@ -290,7 +290,7 @@ def _dates_of_text(config: str | None) -> SeatDates | None:
 def _with_guard(rows: pd.DataFrame, first: str, guard: Guard, lines: pd.DataFrame, seats: Any,
                 cohort: str | None) -> tuple[pd.DataFrame, str]:
     """`rows` with the guard's columns (`GUARD_COLUMNS`) and a text naming their values (for the rows' key).
-    `seats(name)` lists the (cohort, agent) seats of a row; `lines` is `scoring.contamination.pre_cutoff_lines`
+    `seats(name)` lists the (cohort, agent) seats of a row; `lines` is `domain.contamination.pre_cutoff_lines`
     by cohort and agent (`cohort` given) or by agent alone. A row none of whose seats declared a cutoff has null
     counts; none that declared `released` has a null age (overall: the age at the model's first decision)."""
     if not guard.seats or not len(rows):

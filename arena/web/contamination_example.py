@@ -1,4 +1,4 @@
-"""The methodology page's worked example of the replays' contamination guard, computed by `scoring.contamination`
+"""The methodology page's worked example of the replays' contamination guard, computed by `domain.contamination`
 (its own module: the methodology page's is at its size limit)."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from arena.web.methodology_page import WorkedExample
 
 
 def contamination_example() -> WorkedExample:
-    """The contamination guard worked through `scoring.contamination` on four markets and one cutoff."""
+    """The contamination guard worked through `domain.contamination` on four markets and one cutoff."""
     from datetime import date, datetime, timezone
 
     import pandas as pd
 
-    from arena.scoring.contamination import cutoff_instant, model_age_days, pre_cutoff_lines, verdict
+    from arena.domain.contamination import cutoff_instant, model_age_days, pre_cutoff_lines, verdict
 
     def at(m: int, d: int) -> datetime:
         return datetime(2025, m, d, tzinfo=timezone.utc)

@@ -1,4 +1,4 @@
-"""The contamination guard's rule (`scoring.contamination`), on hand-made market paths: a question is contaminated
+"""The contamination guard's rule (`domain.contamination`), on hand-made market paths: a question is contaminated
 for a model when its market resolved, or its YES price had settled beyond [0.02, 0.98], before the model's cutoff
 instant (the day after `knowledge_cutoff`, 00:00 UTC)."""
 
@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta, timezone
 import pandas as pd
 import pytest
 
-from arena.scoring.contamination import (CLEAN, RESOLVED, SETTLED, beyond_band, cutoff_instant, model_age_days,
+from arena.domain.contamination import (CLEAN, RESOLVED, SETTLED, beyond_band, cutoff_instant, model_age_days,
                                          verdict, verdicts)
 
 CUTOFF_DAY = date(2025, 6, 30)
@@ -95,7 +95,7 @@ def test_model_age_counts_whole_days_from_the_release_day():
 
 
 def test_the_pre_cutoff_line_scores_the_contaminated_rows_with_the_market_as_unit():
-    from arena.scoring.contamination import pre_cutoff_lines
+    from arena.domain.contamination import pre_cutoff_lines
 
     rows = pd.DataFrame({
         "cohort": ["c"] * 4 + ["d"],
