@@ -191,6 +191,18 @@ def s_prime(correct: Any, q: Any) -> Any:
     return out.item() if np.ndim(out) == 0 else out
 
 
+def _member_rows(forecasts: pd.DataFrame, agent: str, group: str, market: str, probability: str, outcome: str,
+                 group_size: str) -> pd.DataFrame:
+    """One row per (agent, group, member) stated: agent, group, market, p, y (resolved YES value) and size."""
+    _require(forecasts, [agent, group, market, probability, outcome, group_size], "forecasts")
+    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "group": forecasts[group].to_numpy(),
+                          "market": forecasts[market].astype(str).to_numpy(),
+                          "p": _probabilities(forecasts[probability].to_numpy(dtype=float), probability),
+                          "y": pd.to_numeric(forecasts[outcome]).to_numpy(dtype=float),
+                          "size": pd.to_numeric(forecasts[group_size]).to_numpy(dtype=float)})
+    return frame[~np.isnan(frame["p"].to_numpy())].drop_duplicates(["agent", "group", "market"])
+
+
 def group_answers(
     forecasts: pd.DataFrame,
     *,
@@ -209,13 +221,7 @@ def group_answers(
     forecasts: one row per (agent, group, member) with P(YES) and the member's resolved YES value (NaN while
     unresolved or void). Output columns: agent, group, answer, q, resolved_answer.
     """
-    _require(forecasts, [agent, group, market, probability, outcome, group_size], "forecasts")
-    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "group": forecasts[group].to_numpy(),
-                          "market": forecasts[market].astype(str).to_numpy(),
-                          "p": _probabilities(forecasts[probability].to_numpy(dtype=float), probability),
-                          "y": pd.to_numeric(forecasts[outcome]).to_numpy(dtype=float),
-                          "size": pd.to_numeric(forecasts[group_size]).to_numpy(dtype=float)})
-    frame = frame[~np.isnan(frame["p"].to_numpy())].drop_duplicates(["agent", "group", "market"])
+    frame = _member_rows(forecasts, agent, group, market, probability, outcome, group_size)
     columns = ["agent", "group", "answer", "q", "resolved_answer"]
     if not len(frame):
         return pd.DataFrame(columns=columns)
@@ -254,13 +260,7 @@ def multi_class_brier(
     A group counts when the agent's forecasts cover all `group_size` members and every member has resolved to 0
     or 1 with exactly one 1 (the same groups `group_answers` scores with S′). forecasts: as for `group_answers`.
     """
-    _require(forecasts, [agent, group, market, probability, outcome, group_size], "forecasts")
-    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "group": forecasts[group].to_numpy(),
-                          "market": forecasts[market].astype(str).to_numpy(),
-                          "p": _probabilities(forecasts[probability].to_numpy(dtype=float), probability),
-                          "y": pd.to_numeric(forecasts[outcome]).to_numpy(dtype=float),
-                          "size": pd.to_numeric(forecasts[group_size]).to_numpy(dtype=float)})
-    frame = frame[~np.isnan(frame["p"].to_numpy())].drop_duplicates(["agent", "group", "market"])
+    frame = _member_rows(forecasts, agent, group, market, probability, outcome, group_size)
     columns = ["agent", "n_multi", "multi_brier"]
     if not len(frame):
         return pd.DataFrame(columns=columns)
