@@ -295,7 +295,6 @@ def frontier_chart(rows: Sequence[Mapping[str, Any]], highlight: str | None = No
     pts = [r for r in rows if math.isfinite(num(r.get("cost_usd"))) and math.isfinite(num(r.get("brier_minus_market")))]
     if not pts:
         return None
-    left, right, top, bottom = _PAD_L, _W - _PAD_R - 140, _PAD_T + 6, _H - _PAD_B - 16
 
     def finite(*keys: str) -> list[float]:
         return [num(r.get(k)) for r in pts for k in keys if math.isfinite(num(r.get(k)))]
@@ -304,6 +303,10 @@ def frontier_chart(rows: Sequence[Mapping[str, Any]], highlight: str | None = No
     ys = finite("brier_minus_market", "brier_minus_market_lo", "brier_minus_market_hi") + [0.0]
     pad = max(0.01, (max(ys) - min(ys)) * 0.08)
     y0, y1 = min(ys) - pad, max(ys) + pad
+    y_labels = [f"{y0 + (y1 - y0) * k / 4:+.3f}" for k in range(5)]
+    # the y labels whole on a phone, with the rotated axis title left of them
+    left, right, top, bottom = (max(_PAD_L, label_room(y_labels) + 2 * PHONE_FONT), _W - _PAD_R - 140, _PAD_T + 6,
+                                _H - _PAD_B - 16)
 
     def x(v: float) -> float:
         return round(left + v / x1 * (right - left), 1)
@@ -336,7 +339,7 @@ def frontier_chart(rows: Sequence[Mapping[str, Any]], highlight: str | None = No
     series = (Series("the frontier: no other model is both cheaper and better",
                      " ".join(f"{x(c)},{y(s)}" for c, s in front), "frontier"),) if len(front) > 1 else ()
     x_ticks = tuple(Tick(x(x1 * k / 4), _usd(x1 * k / 4), "start" if k == 0 else "middle") for k in range(5))
-    y_ticks = tuple(Tick(y(y0 + (y1 - y0) * k / 4), f"{y0 + (y1 - y0) * k / 4:+.3f}") for k in range(5))
+    y_ticks = tuple(Tick(y(y0 + (y1 - y0) * k / 4), y_labels[k]) for k in range(5))
     return Chart("Cost–skill frontier: USD per resolved forecast against Brier − market (lower is better on both)",
                  _W, _H, left, top, right, bottom, series, tuple(markers), tuple(rules + labels), x_ticks, y_ticks,
                  False, False, x_title="USD per resolved forecast", y_title="Brier − market")
