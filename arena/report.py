@@ -62,23 +62,24 @@ def _name(rec: dict[str, Any], key: str) -> str:
     return shown_name(str(rec.get(key, "")), rec.get("same_as")) + (" *" if rec.get("provisional") is True else "")
 
 
-def _headline(rec: dict[str, Any], key: str) -> str:
-    value, lo, hi = rec.get("forecast_brier"), rec.get("forecast_brier_lo"), rec.get("forecast_brier_hi")
+def _with_interval(rec: dict[str, Any], field: str, fmt: str) -> str:
+    """`field` and its 95 % interval (`field_lo`, `field_hi`) in `fmt`; the value alone without an interval,
+    "—" without a value."""
+    value, lo, hi = rec.get(field), rec.get(f"{field}_lo"), rec.get(f"{field}_hi")
     if _missing(value):
         return "—"
     if any(_missing(x) for x in (lo, hi)):
-        return f"{value:.3f}"
-    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+        return format(value, fmt)
+    return f"{value:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def _headline(rec: dict[str, Any], key: str) -> str:
+    return _with_interval(rec, "forecast_brier", ".3f")
 
 
 def _beyond(rec: dict[str, Any], key: str) -> str:
     """The encompassing coefficient with its interval (`scoring.beyond_market`), "—" where it was not fitted."""
-    value, lo, hi = rec.get("beyond_market"), rec.get("beyond_market_lo"), rec.get("beyond_market_hi")
-    if _missing(value):
-        return "—"
-    if any(_missing(x) for x in (lo, hi)):
-        return f"{value:+.2f}"
-    return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+    return _with_interval(rec, "beyond_market", "+.2f")
 
 
 def _coverage(rec: dict[str, Any], key: str) -> str:
@@ -89,12 +90,7 @@ def _coverage(rec: dict[str, Any], key: str) -> str:
 
 
 def _decision_value(rec: dict[str, Any], key: str) -> str:
-    value, lo, hi = rec.get("decision_value"), rec.get("decision_value_lo"), rec.get("decision_value_hi")
-    if _missing(value):
-        return "—"
-    if any(_missing(x) for x in (lo, hi)):
-        return f"{value:+.2%}"
-    return f"{value:+.2%} [{lo:+.2%}, {hi:+.2%}]"
+    return _with_interval(rec, "decision_value", "+.2%")
 
 
 @dataclass(frozen=True)
