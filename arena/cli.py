@@ -664,10 +664,10 @@ def _replay_fork(args: argparse.Namespace) -> int:
     Every refusal is one line `arena replay fork: … — fix`, exit 2, before anything is written."""
     try:
         return _replay_fork_checked(args)
-    except InputError as exc:
+    except ArenaError as exc:  # a bad input (exit 2) or a source that cannot be read (exit 1): one line
         line = " ".join(f"{exc.message} — {exc.fix or _default_fix(exc)}".split())
         print(f"arena replay fork: {line}", file=sys.stderr)
-        return 2
+        return exc.exit_code
 
 
 def _fork_target(out: str) -> Path:

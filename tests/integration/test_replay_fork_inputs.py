@@ -11,7 +11,7 @@ from arena.cli import main
 from arena.store.engine import make_engine
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, FillRow, PortfolioSnapshotRow
 
-pytestmark = pytest.mark.shared
+pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
 COHORT = "cohort-2025-11-02"
 
