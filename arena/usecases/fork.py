@@ -23,7 +23,7 @@ from sqlmodel import SQLModel
 from arena.clock import utc
 from arena.config import AgentConfig
 from arena.errors import InputError
-from arena.read.point_in_time import _rewind_row, copy_as_of, latest_recorded
+from arena.read.point_in_time import copy_as_of, latest_recorded, rewind_row
 
 _T = SQLModel.metadata.tables
 # the market path: what a sync records, fed into the fork as the simulated clock reaches it
@@ -175,7 +175,7 @@ class MarketPath:
                 ids = sorted(touched)
                 resolved = set(src.scalars(select(res.c.market_id).distinct().where(
                     res.c.market_id.in_(ids), res.c.recorded_at <= hi, res.c.kind != "unresolved")))
-                rows = [_rewind_row("markets", r, t, resolved) for r in _rows(src, select(markets).where(
+                rows = [rewind_row("markets", r, t, resolved) for r in _rows(src, select(markets).where(
                     markets.c.id.in_(ids), markets.c.first_seen_at <= hi))]
         written = 0
         with self.target.begin() as dst:
