@@ -658,6 +658,118 @@ def _replay_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_fork(args: argparse.Namespace) -> int:
+    """`arena replay fork --db SRC --cohort NAME --at T --out DST [--config F]`: the cohort as it stood at T in a new
+    SQLite database, its lineup changed by --config, the rest of it replayed on the source's recorded market path.
+    Every refusal is one line `arena replay fork: … — fix`, exit 2, before anything is written."""
+    try:
+        return _replay_fork_checked(args)
+    except ArenaError as exc:  # a bad input (exit 2) or a source that cannot be read (exit 1): one line
+        line = " ".join(f"{exc.message} — {exc.fix or _default_fix(exc)}".split())
+        print(f"arena replay fork: {line}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _fork_target(out: str) -> Path:
+    """The fork's database file from --out (a path, or a sqlite:/// URL); InputError when it exists or is not a
+    SQLite file."""
+    from sqlalchemy.engine import make_url
+
+    if "://" in out:
+        url = make_url(out)
+        if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+            raise InputError(f"--out {out!r} is not a SQLite file", fix="give a path (or sqlite:///FILE) for the fork")
+        out = url.database
+    path = Path(out)
+    for p in (path, Path(f"{path}-wal")):
+        if p.exists():
+            raise InputError(f"--out {path} already exists", fix="name a new file: a fork never writes into a database")
+    if not path.parent.is_dir():
+        raise InputError(f"--out {path}: the folder {path.parent} does not exist", fix="create it or name another")
+    return path
+
+
+def _replay_fork_checked(args: argparse.Namespace) -> int:
+    import os
+
+    from sqlalchemy import select
+    from sqlmodel import create_engine
+
+    from arena.clock import FixedClock
+    from arena.config import DEFAULT_API_KEY_ENV, LLM_KIND, default_config
+    from arena.jobs.runtime import Runtime, configure
+    from arena.jobs.simulated import run_simulated
+    from arena.ops.operations import expire_claims, unfinished
+    from arena.progress import Progress
+    from arena.store.engine import open_existing_store, open_store
+    from arena.store.tables import CohortRow
+    from arena.usecases.fork import MarketPath, fork_point, frozen_lineup, path_end, seat_changes, start_fork
+
+    started = time.perf_counter()
+    target = _fork_target(args.out)
+    at = _time_arg(args.at)
+    config = _load_config(args.config) if args.config else default_config()
+    source = open_existing_store(args.db)
+    try:
+        point = fork_point(source, args.cohort, at)
+        frozen = frozen_lineup(source, point)
+        changes = seat_changes(frozen, config.lineup) if args.config else []
+        changed = {ch.seat: ch.entry for ch in changes}
+        keys = [(changed[n].name, changed[n].api_key_env) if n in changed
+                else (n, str(r.get("api_key_env") or DEFAULT_API_KEY_ENV)) for n, k, r in frozen
+                if (changed[n].is_llm if n in changed else k == LLM_KIND)]
+        missing = [(a, e) for a, e in keys if not os.environ.get(e)]
+        if missing:
+            raise InputError("API keys are missing, so these seats' decisions would all fail: "
+                             + ", ".join(f"{a} needs {e}" for a, e in missing),
+                             fix="export " + " ".join(f"{e}=<your key>" for e in dict.fromkeys(e for _, e in missing))
+                             + " (keys are read only from the environment)")
+        fork = create_engine(f"sqlite:///{target}")  # no foreign-key pragma while the copy lands (as store_as_of)
+        try:
+            kept = start_fork(source, fork, point, changes)
+        finally:
+            fork.dispose()
+        url = f"sqlite:///{target}"
+        engine = open_store(url)
+        clock = FixedClock(at)
+        rt = configure(Runtime(engine=engine, clock=clock, config=config, environ=dict(os.environ), sync_venues=(),
+                               owns_store=True))
+        expire_claims(engine)
+        path = MarketPath(source, engine, at)
+        until = max(point.end, path_end(source) or point.end)
+        print(f"arena replay fork: {point.cohort} at {at:%Y-%m-%d %H:%M} UTC from "
+              f"{source.url.render_as_string(hide_password=True)}: {kept.get('decisions', 0)} decisions, "
+              f"{kept.get('fills', 0)} fills, {kept.get('forecasts', 0)} forecasts kept; seats changed: "
+              + ("; ".join(ch.line() for ch in changes) or "none (a control fork)"), flush=True)
+
+        def completed() -> bool:
+            with engine.connect() as c:
+                return c.execute(select(CohortRow.status)).scalar() == "completed"
+
+        with Progress((until.date() - at.date()).days + 1, "arena replay fork", unit="day") as bar:
+            run = run_simulated(rt, clock, at, until, schedule=config.schedule.overrides(),
+                                only=("decision_round", "mark", "settle"), feed=path.feed, stop=completed,
+                                on_day=lambda day, r: bar.update(1, f"{day:%Y-%m-%d}, {r.runs.total()} job runs"))
+    finally:
+        source.dispose()
+    status = "completed" if completed() else "still open (the recorded path ends before it could complete)"
+    print(f"{run.days} simulated days; job runs: "
+          + ", ".join(f"{job} {st} {n}" for (job, st), n in sorted(run.runs.items()))
+          + "; market path fed: " + ", ".join(f"{n} {t}" for t, n in path.fed.items())
+          + f"; cohort {point.cohort} {status}")
+    a = next((ch.seat for ch in changes), frozen[0][0] if frozen else "SEAT")
+    b = changed[a].name if a in changed else a
+    print(f"database: {url}   ({time.perf_counter() - started:.1f} s); compare a seat with the original: "
+          f"`arena compare {a} {b} --db {args.db} --db-b {url} --cohort {point.cohort}`")
+    left = unfinished(engine)
+    engine.dispose()
+    if run.failures or left:
+        print(f"arena: the fork's replay is incomplete: {len(run.failures)} failed job run(s), {len(left)} left "
+              "unfinished" + (f", first: {(run.failures or left)[0]}"), file=sys.stderr)
+        return 1
+    return 0
+
+
 def _contamination_check(replay, config, start: datetime, until: datetime, allow: bool):  # type: ignore[no-untyped-def]
     """Each LLM seat's exposure to its knowledge cutoff in the replay window (`read.contamination.replay_exposure`);
     InputError, before anything is written, when a seat would keep no clean question, unless `allow`."""
@@ -806,7 +918,13 @@ def _compare(args: argparse.Namespace) -> int:
     as_of = args.as_of or datetime.now(timezone.utc)
     engine = open_existing_store(args.db)
     try:
-        result = compare(engine, args.a, args.b, as_of, args.cohort or None, n_boot=args.bootstrap, seed=args.seed)
+        engine_b = open_existing_store(args.db_b) if args.db_b else None
+        try:
+            result = compare(engine, args.a, args.b, as_of, args.cohort or None, engine_b=engine_b,
+                             n_boot=args.bootstrap, seed=args.seed)
+        finally:
+            if engine_b is not None:
+                engine_b.dispose()
     finally:
         engine.dispose()  # a read-only command leaves no SQLite -wal/-shm files behind
     print(json.dumps(result.to_json(), indent=2) if args.format == "json" else compare_text(result))
@@ -959,6 +1077,17 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("--allow-contaminated", action="store_true",
                     help="run even if a seat's knowledge_cutoff leaves it no clean question in the window")
     rr.set_defaults(func=_replay_run)
+    rf = rps.add_parser("fork", help="a new database holding a cohort as it stood at T, its lineup changed by "
+                        "--config, the rest of it replayed on the source's recorded market path")
+    rf.add_argument("--db", required=True, help="the source database (SQLAlchemy URL), read only")
+    rf.add_argument("--cohort", required=True, metavar="NAME", help="the cohort to fork")
+    rf.add_argument("--at", required=True, type=parse_at, metavar="T",
+                    help="the fork time (ISO, UTC): from the cohort's creation up to before its end")
+    rf.add_argument("--out", required=True, metavar="DST", help="the fork: a new SQLite file (path or sqlite:///FILE)")
+    rf.add_argument("--config", default=None, help="arena TOML whose lineup replaces the cohort's from T on (the "
+                    "same number of seats; matched by name, else swapped in lineup order) and whose [schedule] the "
+                    "replay follows (default: the lineup unchanged, the default schedule)")
+    rf.set_defaults(func=_replay_fork)
 
     from arena.cli_web import configure_render_parser, configure_serve_parser
 
@@ -1031,6 +1160,9 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--db", default=None, help=DB_HELP)
     cp.add_argument("--cohort", action="append", help="only this cohort (repeatable; default: every cohort "
                                                       "holding both)")
+    cp.add_argument("--db-b", default=None, metavar="URL",
+                    help="read B from this database (a fork of --db, `arena replay fork`): paired with A on the same "
+                         "(cohort, market) questions; B may then carry A's name")
     cp.add_argument("--as-of", default=None, metavar="T", type=parse_at,
                     help="from the facts recorded up to T (ISO, UTC; default now)")
     cp.add_argument("--format", default="text", metavar="FORMAT", help="text (default) or json")

@@ -83,7 +83,7 @@ _LLM_KEYS = ("model", "base_url", "api_key_env", "temperature", "max_tokens", "p
              "price_per_million_output", "max_repairs", "max_retries", "timeout_s", "response_format",
              "max_completion_tokens", "reasoning_effort", "extra_headers", "extra_body", "max_reply_bytes",
              "tools", "max_tool_rounds", "tool_result_chars", "web_search_url", "web_search_key_env",
-             "corpus", "knowledge_cutoff", "released")
+             "corpus", "knowledge_cutoff", "released", "prompt_version")
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CRON_FIELD = re.compile(r"[0-9A-Za-z*/,\-?#LW]+")
@@ -500,6 +500,9 @@ class AgentConfig(_Model):
     # (`domain.contamination`); `released` gives each row its model age at decision time.
     knowledge_cutoff: Day = None
     released: Day = None
+    # -- this seat's own prompt version (issue 30, forks and ablations): None sends the cohort's frozen
+    # `[cohort] prompt_version`; a version here is sent to this seat alone and frozen with it.
+    prompt_version: Literal[PROMPT_VERSIONS] | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="before")
     @classmethod
@@ -616,6 +619,7 @@ class AgentConfig(_Model):
             "max_repairs": self.max_repairs, "max_retries": self.max_retries, "timeout_s": self.timeout_s,
             "response_format": self.response_format,
             **self._tools_json(),
+            **({"prompt_version": self.prompt_version} if self.prompt_version else {}),
         }
 
     def _tools_json(self) -> dict[str, Any]:

@@ -60,12 +60,17 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
                   schedule: dict[str, Any] | None = None, only: Iterable[str] | None = None,
                   on_fire: Callable[[str, datetime, Any], None] | None = None,
                   on_day: Callable[[datetime, SimulatedRun], None] | None = None,
-                  every_tick: bool = False) -> SimulatedRun:
+                  every_tick: bool = False, feed: Callable[[datetime], int] | None = None,
+                  stop: Callable[[], bool] | None = None) -> SimulatedRun:
     """Fire every job of the table whose fire time t satisfies start <= t <= until, in time order, with
     `clock` set to t (the runtime must read that clock). After the jobs that change what the site shows, the
     site is rendered once per simulated day (and once at the end) when the runtime has a site directory —
     the same render the scheduler runs after each such job, coalesced because nobody looks in between.
-    Ticks that could only find nothing are not fired unless `every_tick` (see the module docstring)."""
+    Ticks that could only find nothing are not fired unless `every_tick` (see the module docstring).
+
+    `feed(t)`, when given, is called before each tick at t to write the facts the run replays rather than syncs
+    (a fork's recorded market path); a tick after it wrote anything counts as new work for the settle job.
+    `stop()`, when given, is asked after each fired job: True ends the run there (e.g. once a cohort completed)."""
     from arena.jobs.decision_round import period_of
     from arena.usecases.settle import next_window_end
 
@@ -104,6 +109,8 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
             if on_day is not None:
                 on_day(datetime.combine(day, datetime.min.time(), tzinfo=t.tzinfo), report)
             day = t.date()
+        if feed is not None and feed(t):
+            settle_idle = False
         idle = (settle_idle and (window_due is None or t < window_due) if spec.id == "settle"
                 else round_done == period_of(t) if spec.id == "decision_round" else False)
         if idle and not every_tick:
@@ -130,6 +137,9 @@ def run_simulated(runtime: Runtime, clock: FixedClock, start: datetime, until: d
         if on_fire is not None:
             on_fire(spec.id, t, outcome)
         _push_next(heap, spec, order, t)
+        if stop is not None and stop():
+            until = t
+            break
     if render_due is not None and runtime.site_dir is not None:
         render(*render_due)
     clock.set(until)

@@ -181,6 +181,7 @@ class LLMAgent:
     at most `max_tool_rounds` rounds per decision
     (exponential backoff from `backoff_s`, capped at `max_backoff_s`, with jitter; a Retry-After header is
     honoured up to `max_retry_after_s`). `sleep`, `clock` (monotonic seconds) and `rng` are injected for tests.
+    `prompt_version` is the version this seat is sent (None: its cohort's, `AgentView.prompt_version`).
     """
 
     version = PROMPT_VERSION
@@ -195,9 +196,10 @@ class LLMAgent:
                  max_markets: int = DEFAULT_MAX_MARKETS, description_chars: int = DEFAULT_DESCRIPTION_CHARS,
                  toolbox: ToolBox | None = None, max_tool_rounds: int = 3, client: httpx.Client | None = None, transport: httpx.BaseTransport | None = None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, prompt_version: str | None = None) -> None:
         if response_format not in RESPONSE_FORMATS:
             raise ValueError(f"response_format must be one of {RESPONSE_FORMATS}, not {response_format!r}")
+        self.prompt_version = prompt_version  # None: the cohort's (`AgentView.prompt_version`)
         if max_repairs < 0 or max_retries < 0 or timeout_s <= 0 or max_tool_rounds < 0:
             raise ValueError("max_repairs, max_retries and max_tool_rounds must be >= 0 and timeout_s > 0")
         self.name = name
@@ -262,7 +264,7 @@ class LLMAgent:
                    extra_body=entry.extra_body, max_reply_bytes=entry.max_reply_bytes, prices=entry.prices,
                    max_repairs=entry.max_repairs,
                    response_format=entry.response_format, timeout_s=entry.timeout_s,
-                   max_retries=entry.max_retries, **kw)
+                   max_retries=entry.max_retries, prompt_version=entry.prompt_version, **kw)
 
     def __repr__(self) -> str:
         return f"LLMAgent(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
@@ -291,7 +293,7 @@ class LLMAgent:
     def decide(self, view: AgentView) -> Decision:
         """Ask the model; repair invalid replies up to `max_repairs` times. Always returns a Decision: a HOLD
         with `error` set when no usable reply came, with every call attached."""
-        prompt = render_prompt(view, self.max_markets, self.description_chars)
+        prompt = render_prompt(view, self.max_markets, self.description_chars, version=self.prompt_version)
         messages: list[dict[str, Any]] = prompt.as_list()
         calls: list[ModelCall] = []
         last_errors: tuple[str, ...] = ()

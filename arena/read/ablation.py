@@ -142,36 +142,126 @@ def resolution_times(session: Session, as_of: datetime) -> pd.Series:
     return pd.Series({m: pd.Timestamp(t) for m, t in rows}, dtype=object)
 
 
-def _pnl(session: Session, ids: dict[int, str], a: str, b: str, as_of: datetime) -> pd.DataFrame:
-    """Realized P/L (USD) per (cohort, market) for both seats over the markets either traded, 0 where a seat
-    had no position; markets where either still holds shares are left out (not realized yet)."""
+def _cash_rows(session: Session, ids: dict[int, str], seat: str, as_of: datetime) -> pd.DataFrame:
+    """One seat's net cash (micro-USD) and net shares per (cohort name, market) from its fills recorded by `as_of`."""
     rows = session.execute(
         select(FillRow.cohort_id, AgentRow.name, FillRow.market_id, func.sum(FillRow.cash_micros),
                func.sum(FillRow.shares))
         .join(AgentRow, AgentRow.id == FillRow.agent_id)
-        .where(FillRow.cohort_id.in_(list(ids)), AgentRow.name.in_([a, b]),  # type: ignore[attr-defined]
+        .where(FillRow.cohort_id.in_(list(ids)), AgentRow.name == seat,  # type: ignore[attr-defined]
                FillRow.at <= as_of)  # type: ignore[arg-type,operator]
         .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)).all()
     df = rows_frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
+    df["cohort"] = df["cohort_id"].map(ids) if len(df) else pd.Series(dtype=object)
+    return df
+
+
+def _pnl(cash: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Realized P/L (USD) per (cohort, market) for both seats over the markets either traded, 0 where a seat
+    had no position; markets where either still holds shares are left out (not realized yet). `cash`: both
+    seats' `_cash_rows`."""
+    df = cash
     if df.empty:
         return pd.DataFrame(columns=["cohort", "market_id", "question", "agent", "pnl"])
-    df["cohort"] = df["cohort_id"].map(ids)
     open_markets = set(zip(df.loc[df["shares"] != 0, "cohort"], df.loc[df["shares"] != 0, "market_id"]))
     out = []
     for (cohort, mid), _ in df.groupby(["cohort", "market_id"]):
         if (cohort, mid) in open_markets:
             continue
         for seat in (a, b):
-            cash = df[(df["cohort"] == cohort) & (df["market_id"] == mid) & (df["agent"] == seat)]["cash"]
+            cash_ = df[(df["cohort"] == cohort) & (df["market_id"] == mid) & (df["agent"] == seat)]["cash"]
             out.append({"cohort": cohort, "market_id": mid, "question": mid, "agent": seat,
-                        "pnl": float(cash.sum()) / MICRO if len(cash) else 0.0})
+                        "pnl": float(cash_.sum()) / MICRO if len(cash_) else 0.0})
     return pd.DataFrame(out, columns=["cohort", "market_id", "question", "agent", "pnl"])
 
 
+@dataclass
+class _Side:
+    """One seat's facts from one database: its cohorts (id → name), forecast-set rows, bets and fills' cash."""
+
+    ids: dict[int, str]
+    forecasts: pd.DataFrame
+    bets: pd.DataFrame
+    cash: pd.DataFrame
+
+
+def _side(engine: Engine, s: Session, seat: str, ids: dict[int, str], as_of: datetime, label: str) -> _Side:
+    """`seat`'s facts in `engine` over the cohorts `ids`, its rows relabelled `label` (the name it is compared
+    under), its contaminated questions left out as on the boards."""
+    if not ids:
+        return _Side(ids, pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    f = forecast_set_frame(s, list(ids), as_of, all_replicates=True)
+    f = f[f["agent"] == seat].reset_index(drop=True)
+    dates = lineup_dates(engine, list(ids))
+    if dates and len(f):  # a replay's contaminated questions leave each seat's side, as on the boards
+        f = f[~contamination(engine, utc(as_of), f, dates).mask].reset_index(drop=True)
+    bets = bets_frame(s, list(ids), as_of)
+    if len(bets):
+        bets = bets[bets["agent"] == seat]
+    cash = _cash_rows(s, ids, seat, as_of)
+    return _Side(ids, f.assign(agent=label), bets.assign(agent=label) if len(bets) else bets,
+                 cash.assign(agent=label) if len(cash) else cash)
+
+
+def _seats_of(session: Session, seat: str, names: list[str] | None, as_of: datetime, which: str) -> dict[int, str]:
+    """The cohorts (id → name, created by `as_of`) whose lineup holds `seat`, of `names` when given; InputError for
+    an unknown cohort or seat (`which` names the database in the message)."""
+    rows = session.execute(select(CohortRow.id, CohortRow.name, AgentRow.name)
+                           .join(AgentRow, AgentRow.cohort_id == CohortRow.id)
+                           .where(CohortRow.created_at <= as_of)).all()  # type: ignore[arg-type]
+    cohorts = {cid: cname for cid, cname, _ in rows}
+    if names:
+        unknown = [n for n in names if n not in cohorts.values()]
+        if unknown:
+            known = sorted(set(cohorts.values()))
+            raise InputError(f"unknown cohort {unknown[0]!r} in {which}",
+                             fix="choose from " + (", ".join(known[-8:]) if known else "(no cohorts yet)")
+                             + " (see `arena leaderboard`)")
+    everyone = {agent for _, _, agent in rows}
+    if seat not in everyone:
+        raise InputError(f"unknown agent {seat!r} in {which}",
+                         fix="name a seat of its lineup: " + (", ".join(sorted(everyone)) or "(no cohorts yet)"))
+    return {cid: cname for cid, cname, agent in sorted(rows) if agent == seat and (not names or cname in names)}
+
+
 def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] | None = None, *,
-            n_boot: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Comparison:
-    """B vs A from the facts recorded by `as_of` (see the module docstring). Raises InputError for an unknown
-    agent or cohort."""
+            engine_b: Engine | None = None, n_boot: int = 1000, seed: int = 0,
+            alpha: float = DEFAULT_ALPHA) -> Comparison:
+    """B vs A from the facts recorded by `as_of` (see the module docstring). With `engine_b`, B is read from that
+    database (a fork of A's, `arena replay fork`) and A from `engine`: the shared questions are the (cohort name,
+    market) keys both hold, and B may carry A's name. Raises InputError for an unknown agent or cohort."""
+    if engine_b is None:
+        return _compare_one(engine, a, b, as_of, cohorts, n_boot=n_boot, seed=seed, alpha=alpha)
+    la, lb = (a, b) if a != b else (f"{a} (A)", f"{b} (B)")
+    with Session(engine) as s, Session(engine_b) as sb:
+        ids_a = _seats_of(s, a, cohorts, as_of, "the database of A")
+        ids_b = _seats_of(sb, b, cohorts, as_of, "the database of B")
+        shared = set(ids_a.values()) & set(ids_b.values())
+        ids_a = {c: n for c, n in ids_a.items() if n in shared}
+        ids_b = {c: n for c, n in ids_b.items() if n in shared}
+        result = Comparison(la, lb, sorted(shared), as_of)
+        frozen_a, frozen_b = _frozen(s, a), _frozen(sb, b)
+        if frozen_b.get("variant_of") == a:
+            result.factor = frozen_b.get("factor")
+        elif frozen_a.get("variant_of") == b:
+            result.factor = frozen_a.get("factor")
+        if not shared:
+            return result
+        side_a = _side(engine, s, a, ids_a, as_of, la)
+        side_b = _side(engine_b, sb, b, ids_b, as_of, lb)
+        resolved = resolution_times(s, as_of)
+    return _measure(result, side_a, side_b, resolved, n_boot=n_boot, seed=seed, alpha=alpha)
+
+
+def _frozen(session: Session, seat: str) -> dict[str, Any]:
+    """A seat's frozen record (its newest cohort's)."""
+    row = session.execute(select(AgentRow.config).where(AgentRow.name == seat)
+                          .order_by(AgentRow.id.desc()).limit(1)).scalar()  # type: ignore[union-attr]
+    return dict(row or {})
+
+
+def _compare_one(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] | None, *, n_boot: int,
+                 seed: int, alpha: float) -> Comparison:
     with Session(engine) as s:
         ids = _shared_cohorts(s, a, b, cohorts, as_of)
         result = Comparison(a, b, sorted(ids.values()), as_of)
@@ -182,17 +272,23 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
                 result.factor = factors[variant].get("factor")
         if not ids:
             return result
-        f = forecast_set_frame(s, list(ids), as_of, all_replicates=True)
-        bets = bets_frame(s, list(ids), as_of)
-        pnl = _pnl(s, ids, a, b, as_of)
+        side_a = _side(engine, s, a, ids, as_of, a)
+        side_b = _side(engine, s, b, ids, as_of, b)
         resolved = resolution_times(s, as_of)
-    f = f[f["agent"].isin([a, b])].reset_index(drop=True)
-    dates = lineup_dates(engine, list(ids))
-    if dates and len(f):  # a replay's contaminated questions leave each seat's side, as on the boards
-        f = f[~contamination(engine, utc(as_of), f, dates).mask].reset_index(drop=True)
+    return _measure(result, side_a, side_b, resolved, n_boot=n_boot, seed=seed, alpha=alpha)
+
+
+def _measure(result: Comparison, side_a: _Side, side_b: _Side, resolved: pd.Series, *, n_boot: int, seed: int,
+             alpha: float) -> Comparison:
+    """Fill `result` with the paired differences, the confidence sequence and the spread of the two sides."""
+    a, b = result.a, result.b
+    f = pd.concat([x for x in (side_a.forecasts, side_b.forecasts) if len(x)], ignore_index=True) \
+        if len(side_a.forecasts) or len(side_b.forecasts) else side_a.forecasts
+    if not len(f):
+        f = pd.DataFrame(columns=["cohort", "agent", "market_id", "question", "probability", "outcome_yes"])
     f = f.copy()
     f["question"] = f["cohort"].astype(str) + "/" + f["question"].astype(str)
-    f["brier"] = (f["probability"] - f["outcome_yes"]) ** 2
+    f["brier"] = (f["probability"].astype(float) - f["outcome_yes"].astype(float)) ** 2
     if "replicate" not in f.columns:
         f["replicate"] = 1
     # the unit of evidence: per cohort, seat and replicate one observation per market, its rounds averaged
@@ -202,8 +298,10 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
     options = dict(n_boot=n_boot, seed=seed)
     result.differences["forecast_brier"] = paired_difference(markets, a, b, "brier", metric="forecast_brier",
                                                              **options)
+    bets = pd.concat([x for x in (side_a.bets, side_b.bets) if len(x)], ignore_index=True) \
+        if len(side_a.bets) or len(side_b.bets) else pd.DataFrame()
     if len(bets):
-        scored = per_bet_scores(bets[bets["agent"].isin([a, b])])
+        scored = per_bet_scores(bets)
         scored = scored.assign(question=scored["market_id"])
         result.differences["kelly_brier"] = paired_difference(scored, a, b, "brier_kelly", metric="kelly_brier",
                                                               **options)
@@ -211,9 +309,12 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
         result.differences["kelly_brier"] = paired_difference(pd.DataFrame(
             columns=["agent", "cohort", "market_id", "question", "brier_kelly"]), a, b, "brier_kelly",
             metric="kelly_brier")
-    result.differences["pnl"] = paired_difference(pnl, a, b, "pnl", metric="pnl", statistic="total", **options)
+    cash = pd.concat([x for x in (side_a.cash, side_b.cash) if len(x)], ignore_index=True) \
+        if len(side_a.cash) or len(side_b.cash) else pd.DataFrame()
+    result.differences["pnl"] = paired_difference(_pnl(cash, a, b), a, b, "pnl", metric="pnl", statistic="total",
+                                                  **options)
     result.sequence = _sequence(markets, a, b, resolved, alpha)
-    result.spread = replicate_spread(f.assign(question=f["question"]))
+    result.spread = replicate_spread(f)
     return result
 
 

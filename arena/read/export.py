@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -44,7 +44,7 @@ class ExportReport:
 
 def export_replay(engine: Engine, path: str | Path) -> ExportReport:
     """Write every binary market that resolved YES or NO, with its daily YES price (the last snapshot of each
-    UTC day, only days before the resolution date), in the replay format. Markets the format cannot express
+    replay day, `day_of`: a snapshot at 00:00 UTC closes the day before; only days before the resolution date), in the replay format. Markets the format cannot express
     (void, probabilistic, multi-outcome, unresolved, no price before resolution) are counted by reason.
 
     Recorded quotes go with the prices: a day's point carries the best YES bid/ask its snapshot recorded
@@ -66,14 +66,14 @@ def export_replay(engine: Engine, path: str | Path) -> ExportReport:
                 report.skipped[reason] += 1
                 continue
             assert res is not None
-            resolved_on = utc(res.resolved_at or res.recorded_at).date()
+            resolved_on = day_of(res.resolved_at or res.recorded_at)
             daily: dict = {}
             for at, ppm, bid, ask in s.execute(
                     select(PriceSnapshotRow.observed_at, PriceSnapshotRow.price_ppm, PriceSnapshotRow.bid_ppm,
                            PriceSnapshotRow.ask_ppm)
                     .where(PriceSnapshotRow.market_id == m.id, PriceSnapshotRow.outcome == YES)
                     .order_by(PriceSnapshotRow.observed_at, PriceSnapshotRow.id)):
-                day = utc(at).date()
+                day = day_of(at)
                 if day < resolved_on:
                     daily[day] = (Decimal(ppm) / MICRO, _quote(bid, ask))  # the last observation of the day wins
             if not daily:
@@ -102,6 +102,16 @@ def export_replay(engine: Engine, path: str | Path) -> ExportReport:
         Path(path).write_text("")
     report.files.append(str(path))
     return report
+
+
+def day_of(at: datetime) -> date:
+    """The replay date of a fact observed at `at`: the UTC day whose end is the first at or after it. A replay
+    point dated D counts as observed at the end of D (D + 1 day 00:00 UTC, `arena.venues.replay`), so a
+    snapshot a replay sync stamped at that midnight is D's point again — taking `at`'s own date would move every
+    point (and the resolution date) one day later on each export and re-import. A fact observed during a day
+    becomes that day's point: on re-import it is visible at the day's end, never before it was observed."""
+    t = utc(at)
+    return t.date() - timedelta(days=1) if t.time() == time(0) else t.date()
 
 
 def _quote(bid_ppm: int | None, ask_ppm: int | None) -> dict[str, Decimal]:

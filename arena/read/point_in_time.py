@@ -91,7 +91,10 @@ def _market_status(row: dict[str, Any], resolved: set[str], t: datetime) -> str:
     return "closed" if close is not None and utc(close) <= t else "open"
 
 
-def _rewind_row(name: str, row: dict[str, Any], t: datetime, resolved: set[str]) -> dict[str, Any]:
+def rewind_row(name: str, row: dict[str, Any], t: datetime, resolved: set[str]) -> dict[str, Any]:
+    """A row of table `name` as it stood at `t`: unchanged when it was last changed by `t`, else with the columns
+    written after `t` reset ("not yet"); a market's status re-derived from `resolved` (the markets with a
+    resolution recorded by `t`) and its close time."""
     changed = CHANGED_AT.get(name)
     if changed is None or row.get(changed) is None or utc(row[changed]) <= t:
         return row
@@ -112,7 +115,7 @@ def _rewind_row(name: str, row: dict[str, Any], t: datetime, resolved: set[str])
     return row
 
 
-# The same rewinds as `_rewind_row`, as SQL over the copy (the SQLite-to-SQLite fast path).
+# The same rewinds as `rewind_row`, as SQL over the copy (the SQLite-to-SQLite fast path).
 _REWIND_SQL = {
     "markets": "UPDATE markets SET status = CASE WHEN id IN (SELECT market_id FROM resolutions WHERE kind != "
                "'unresolved') THEN 'resolved' WHEN close_time IS NOT NULL AND close_time <= :t THEN 'closed' "
@@ -199,7 +202,7 @@ def copy_as_of(engine: Engine, as_of: datetime, target: Engine) -> dict[str, int
                 q = q.order_by(table.c.id)
             rows = []
             for r in src.execute(q).mappings():
-                row = _rewind_row(table.name, dict(r), t, resolved)
+                row = rewind_row(table.name, dict(r), t, resolved)
                 rows.append({k: _naive_utc(v) if isinstance(v, datetime) else v for k, v in row.items()})
             for i in range(0, len(rows), 5000):
                 dst.execute(insert(table), rows[i:i + 5000])
@@ -242,4 +245,5 @@ def store_as_of(engine: Engine, as_of: datetime) -> Iterator[Engine]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["CHANGED_AT", "RECORDED_AT", "backend", "copy_as_of", "remember_backend", "latest_recorded", "recorded_after", "store_as_of"]
+__all__ = ["CHANGED_AT", "RECORDED_AT", "backend", "copy_as_of", "latest_recorded", "recorded_after", "remember_backend",
+           "rewind_row", "store_as_of"]

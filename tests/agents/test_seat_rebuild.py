@@ -14,6 +14,7 @@ from standin import hold_responder
 
 from arena.config import (ABLATION_FACTORS, AGENT_KINDS, BASELINE_PARAMS, REASONING_EFFORTS, RESPONSE_FORMATS,
                           AgentConfig, parse_config)
+from arena.domain.sizing import PROMPT_VERSIONS
 from arena.errors import ConfigError
 from arena.domain.market import YES, Market, Quote
 from arena.money import Price
@@ -73,6 +74,7 @@ def llm_seat(draw):  # type: ignore[no-untyped-def]
         "variant_of": draw(NAME) if variant else None,
         "factor": draw(st.sampled_from(ABLATION_FACTORS)) if variant else None,
         "knowledge_cutoff": cutoff, "released": released,
+        "prompt_version": draw(st.none() | st.sampled_from(PROMPT_VERSIONS)),
     }
     return seat
 

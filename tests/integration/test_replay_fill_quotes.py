@@ -173,3 +173,32 @@ def test_cli_sync_and_demo_skip_a_crossed_quote_and_say_why(db_url, new_url, tmp
                  "--db", new_url()]) == 0
     captured = capsys.readouterr()
     assert "bid 0.45 is above ask 0.41" in captured.err and "1 malformed lines skipped" in captured.out
+
+
+def test_export_replay_round_trips_the_points_dates_and_the_resolution_date(engine, tmp_path):
+    # A replay point dated D is stored as observed at D + 1 day 00:00 UTC; its export must date it D again (it
+    # used to take the snapshot's own date, D + 1, so every export and re-import moved the path a day later).
+    src = write(tmp_path / "plain.jsonl", strip_quotes(QUOTED))
+    syncer = VenueSync(ReplayTimeVenue(ReplayVenue.from_path(src)))
+    t = datetime(2025, 1, 1, tzinfo=UTC)
+    while t <= datetime(2025, 1, 22, tzinfo=UTC):
+        syncer(engine, t)
+        t += timedelta(days=1)
+    out = tmp_path / "export.jsonl"
+    assert export_replay(engine, out).written == 4
+    original = {r.market_id: r for r in read_replay(src).records}
+    for r in read_replay(out).records:
+        o = original[r.provenance["arena_market_id"].removeprefix("replay:")]
+        assert r.history == o.history  # the same (date, price) pairs
+        assert r.first_resolved_observation_date == o.first_resolved_observation_date == date(2025, 1, 20)
+        # re-imported, the path is visible exactly when it was: the first point at 2025-01-02 00:00, not a day later
+        assert ReplayVenue([r]).quote_at(r.arena_id, datetime(2025, 1, 2, tzinfo=UTC)).prices[YES] == Price.of(
+            str(o.history[0][1]))
+
+
+def test_a_live_snapshot_exports_as_the_day_it_was_observed():
+    from arena.read.export import day_of
+
+    assert day_of(datetime(2026, 1, 5, 14, 30, tzinfo=UTC)) == date(2026, 1, 5)  # visible again at its day's end
+    assert day_of(datetime(2026, 1, 6, 0, 0, tzinfo=UTC)) == date(2026, 1, 5)  # a replay point's stamp: D + 1 00:00
+    assert day_of(datetime(2026, 1, 6, 0, 0, 1, tzinfo=UTC)) == date(2026, 1, 6)
