@@ -55,6 +55,7 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.usecases.simulation import simulate
     from arena.read.standings import standings
     from arena.store.engine import data_dir, fresh_store, open_store
+    from arena.domain.ladders import detect_ladders
     from arena.venues.simulated import SimulatedUniverse
 
     started = time.perf_counter()
@@ -80,12 +81,14 @@ def _demo(args: argparse.Namespace) -> int:
     else:
         universe = SimulatedUniverse.generate(args.seed, start, weeks=args.cohorts + args.decision_weeks,
                                               markets_per_week=args.markets_per_week,
-                                              groups_per_week=args.groups_per_week)
+                                              groups_per_week=args.groups_per_week,
+                                              ladders_per_week=args.ladders_per_week)
         venue = universe
         agents = demo_lineup(universe, args.seed)
         until = universe.end + timedelta(days=1)
         n_groups = len({m.group_id for m in universe.all_markets() if m.group_id})
-        what = f"{len(universe)} simulated markets ({n_groups} exclusive groups among them)"
+        n_ladders = len(detect_ladders(universe.all_markets()))
+        what = f"{len(universe)} simulated markets ({n_groups} exclusive groups and {n_ladders} ladders among them)"
     from arena.agents.baselines import DEMO_ABLATION
 
     lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", ""),
@@ -951,6 +954,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--markets-per-week", type=count(1, 10_000), default=30, help="simulated markets opened each week")
     d.add_argument("--groups-per-week", type=count(0, 1_000), default=2,
                    help="exclusive groups (2-4 binary members, exactly one resolves YES) opened each week")
+    d.add_argument("--ladders-per-week", type=count(0, 1_000), default=1,
+                   help="threshold ladders (above $X at 3 levels) opened each week, and as many date ladders "
+                        "(by 3 deadlines)")
     d.add_argument("--forecast-k", type=count(1, 1_000), default=20, help="markets every agent forecasts each round")
     d.add_argument("--start", default=None, type=parse_day,
                    help="first cohort's Sunday (UTC; default 2026-01-04, or 2025-11-02 with --replay)")

@@ -361,7 +361,7 @@ class CohortConfig(_Model):
     universe_size: Annotated[Count, Field(ge=1, le=100_000)] = 100  # markets in a cohort's universe (top N by `rank_by`)
     rank_by: Literal[RANK_BY] = "volume_24h"  # type: ignore[valid-type]
     horizon_days: Annotated[Count, Field(ge=1, le=3660)] = 60  # markets closing later than this are left out
-    # the forecast set (`domain.forecast_set`, band-v1): YES price at decision time in this band, at most this many
+    # the forecast set (`domain.forecast_set`, band-v2): YES price at decision time in this band, at most this many
     # markets of one event besides the complete groups
     forecast_band: Band = DEFAULT_BAND
     forecast_max_per_event: Annotated[Count, Field(ge=0, le=1000)] = DEFAULT_MAX_PER_EVENT

@@ -1,10 +1,17 @@
 """The forecast set: which markets every seat of a cohort's round is asked to forecast, and why each (pure: no I/O,
 no clock — the decision time and the prices are given).
 
-Two selection rules exist; a cohort keeps the one frozen into its rules when it started (`CohortRules`):
+Three selection rules exist; a cohort keeps the one frozen into its rules when it started (`CohortRules`):
 
-**band-v1** (new cohorts) chooses the set for information. A question whose price is near 0 or 1 separates no two
-forecasters (every sensible seat says about the price, and the Brier differences are tiny), so:
+**band-v2** (new cohorts) is band-v1 with ladders: after the complete groups (step 2), up to `ladders` threshold
+or date ladders (`domain.ladders`: "above $100" / "above $110", "by March" / "by June") are taken whole while
+groups and ladders together fill at most half of K — the ladder with the most members in band first, then the
+most traded, then the seeded shuffle; a ladder's eligible members not already taken, at least two, at most
+`max_members` of them (those in band first, then nearest the band, kept in ladder order). A universe without
+ladders gets exactly band-v1's set.
+
+**band-v1** (cohorts frozen before ladders) chooses the set for information. A question whose price is near 0 or 1
+separates no two forecasters (every sensible seat says about the price, and the Brier differences are tiny), so:
 
 1. **eligible**: binary markets open at the decision time that close within the horizon (`horizon_days` after
    it; a market without a close time is outside any horizon);
@@ -21,8 +28,9 @@ forecasters (every sensible seat says about the price, and the Brier differences
    band (distance of the price to the band; no price: last), in the same order for equal distances and under
    the same per-event cap, each flagged `filled`.
 
-The set is the group members (group by group, ids in order), then the in-band markets in rank order, then the
-filled ones. It may be shorter than K when the universe holds fewer eligible markets.
+The set is the group members (group by group, ids in order), then (band-v2) the ladders' members (ladder by ladder,
+in ladder order), then the in-band markets in rank order, then the filled ones. It may be shorter than K when the
+universe holds fewer eligible markets.
 
 **volume-v1** (cohorts frozen before the band rule): complete groups first by 24 h volume (ties by group id),
 then the top markets by 24 h volume, ties by id; no band, no horizon, no cap. `in_band` is still computed with
@@ -37,17 +45,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from arena.domain.ladders import detect_ladders
 from arena.domain.market import Market, MarketKind
 
 BAND_SELECTION = "band-v1"
+LADDER_SELECTION = "band-v2"  # band-v1 plus whole threshold and date ladders
 LEGACY_SELECTION = "volume-v1"
-SELECTIONS = (LEGACY_SELECTION, BAND_SELECTION)
-FORECAST_SET_VERSION = BAND_SELECTION  # what a new cohort is frozen with
+SELECTIONS = (LEGACY_SELECTION, BAND_SELECTION, LADDER_SELECTION)
+FORECAST_SET_VERSION = LADDER_SELECTION  # what a new cohort is frozen with
 DEFAULT_BAND = (Decimal("0.05"), Decimal("0.95"))
 DEFAULT_MAX_PER_EVENT = 2
 DEFAULT_HORIZON_DAYS = 60
 FORECAST_GROUPS = 2  # at most this many complete exclusive groups in a forecast set
 GROUP_MAX_MEMBERS = 5  # a group is taken whole only when it has 2..this many tradable members
+FORECAST_LADDERS = 2  # band-v2: at most this many threshold or date ladders in a forecast set
 PPM = 1_000_000
 
 
@@ -55,19 +66,23 @@ PPM = 1_000_000
 class ForecastSetRules:
     """How a cohort's forecast sets are chosen. `band`: (lo, hi) of YES probability, 0 < lo < hi < 1;
     `max_per_event` ≥ 0 markets of one event besides the complete groups; `horizon_days`: only markets closing
-    within this many days of the decision time (None: no horizon)."""
+    within this many days of the decision time (None: no horizon); `ladders`: at most this many ladders taken
+    whole (band-v2 only)."""
 
-    selection: str = BAND_SELECTION
+    selection: str = FORECAST_SET_VERSION
     band: tuple[Decimal, Decimal] = DEFAULT_BAND
     max_per_event: int = DEFAULT_MAX_PER_EVENT
     horizon_days: int | None = DEFAULT_HORIZON_DAYS
     groups: int = FORECAST_GROUPS
     max_members: int = GROUP_MAX_MEMBERS
+    ladders: int = FORECAST_LADDERS
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:
             raise ValueError(f"forecast selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
         band_problem(self.band)
+        if self.ladders < 0:
+            raise ValueError(f"the forecast set's ladders must not be negative, got {self.ladders}")
         if self.max_per_event < 0:
             raise ValueError(f"forecast_max_per_event must not be negative, got {self.max_per_event}")
         if self.horizon_days is not None and self.horizon_days < 0:
@@ -173,10 +188,40 @@ def _rank(m: Market, seed: str) -> tuple[int, float, bytes]:
     return (0, -v, shuffle_key(seed, m.id)) if v is not None else (1, 0.0, shuffle_key(seed, m.id))
 
 
+def _take_ladders(eligible: Mapping[str, Market], price: Mapping[str, int | None], inside: Mapping[str, bool],
+                  taken: set[str], room: int, rules: ForecastSetRules, seed: str) -> list[str]:
+    """band-v2's ladders (see the module docstring): member ids, ladder by ladder, in ladder order, at most
+    `room` of them."""
+    band = rules.band_ppm
+    candidates = []
+    for lad in detect_ladders(eligible.values()):
+        members = [mid for mid in lad.members if mid not in taken]
+        if len(members) < 2:
+            continue
+        if len(members) > rules.max_members:
+            keep = set(sorted(members, key=lambda mid: (band_distance(price[mid], band), lad.members.index(mid)))
+                       [:rules.max_members])
+            members = [mid for mid in members if mid in keep]
+        candidates.append((lad.key, members))
+    volume = {key: sum(eligible[mid].volume_24h or 0.0 for mid in ids) for key, ids in candidates}
+    candidates.sort(key=lambda c: (-sum(inside[mid] for mid in c[1]), -volume[c[0]], shuffle_key(seed, c[0])))
+    chosen: list[str] = []
+    ladders = 0
+    for _, members in candidates:
+        if ladders >= rules.ladders:
+            break
+        if any(mid in taken for mid in members) or len(chosen) + len(members) > room:
+            continue  # a member already in an earlier ladder (threshold and date at once), or too many
+        chosen.extend(members)
+        taken.update(members)
+        ladders += 1
+    return chosen
+
+
 def band_set(markets: Mapping[str, Market], prices: Mapping[str, int | None], as_of: datetime, k: int,
              rules: ForecastSetRules, seed: str) -> tuple[Question, ...]:
-    """The band-v1 rule (see the module docstring). `prices`: market id → YES price in ppm at `as_of` (absent or
-    None: no price); `seed` names the cohort and the round."""
+    """The band-v1 and band-v2 rules (see the module docstring). `prices`: market id → YES price in ppm at `as_of`
+    (absent or None: no price); `seed` names the cohort and the round."""
     if k <= 0:
         return ()
     band = rules.band_ppm
@@ -198,6 +243,8 @@ def band_set(markets: Mapping[str, Market], prices: Mapping[str, int | None], as
         ranked = sorted(candidates, key=lambda g: (-sum(inside[mid] for mid in candidates[g]), -volume[g],
                                                    shuffle_key(seed, g)))
         chosen = _take_groups(candidates, ranked, k, rules.groups)
+    if rules.selection == LADDER_SELECTION and rules.ladders > 0:
+        chosen.extend(_take_ladders(eligible, price, inside, set(chosen), k // 2 - len(chosen), rules, seed))
     grouped = set(chosen)
     questions = [Question(mid, price[mid], inside[mid]) for mid in chosen]
     per_event: dict[str, int] = {}
@@ -235,6 +282,7 @@ def round_seed(cohort: str, round_key: str) -> str:
 
 
 __all__ = ["BAND_SELECTION", "DEFAULT_BAND", "DEFAULT_HORIZON_DAYS", "DEFAULT_MAX_PER_EVENT", "FORECAST_GROUPS",
-           "FORECAST_SET_VERSION", "ForecastSetRules", "GROUP_MAX_MEMBERS", "LEGACY_SELECTION", "Question",
+           "FORECAST_LADDERS", "FORECAST_SET_VERSION", "ForecastSetRules", "GROUP_MAX_MEMBERS", "LADDER_SELECTION",
+           "LEGACY_SELECTION", "Question",
            "SELECTIONS", "band_distance", "band_problem", "band_set", "choose", "exclusive_groups", "in_band",
            "round_seed", "shuffle_key", "volume_set"]

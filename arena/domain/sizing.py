@@ -35,7 +35,7 @@ class CohortRules:
     max_actions: int = 20  # per decision; keeps one reply from flooding the book
     decision_weeks: int = 5  # the cohort takes decisions in this many weekly rounds, then only settles
     prompt_version: str = DEFAULT_PROMPT_VERSION  # the decision prompt every LLM agent of the cohort is sent
-    # how each round's forecast set is chosen (`domain.forecast_set`): band-v1 for a new cohort; a cohort whose
+    # how each round's forecast set is chosen (`domain.forecast_set`): band-v2 for a new cohort; a cohort whose
     # stored rules predate the field keeps the rule it ran with, volume-v1 (`from_json`)
     forecast: ForecastSetRules = ForecastSetRules()
 

@@ -15,13 +15,14 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from arena.domain.market import YES
+from arena.domain.ladders import detect_ladders, ladder_ranks
+from arena.domain.market import YES, Market, MarketKind
 from arena.money import MICRO
 from arena.scoring.calibration import murphy_by_group, reliability_table
 from arena.clock import utc
 from arena.read.contamination import contamination, lineup_dates
-from arena.scoring.consistency import (answer_scores, group_answers, multi_class_brier, negation_violations,
-                                      sum_deviation)
+from arena.scoring.consistency import (answer_scores, group_answers, ladder_violations, multi_class_brier,
+                                      negation_violations, sum_deviation)
 from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
 from arena.scoring.headline import REF_MARKET, REFERENCE_AGENTS, score_forecasts
 from arena.scoring.interim import interim_scores
@@ -138,6 +139,24 @@ def _group_members(session: Session, stated: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([tuple(r) for r in rows], columns=["group_id", "market_id", "first_seen_at", "close_time"])
 
 
+LADDER_MEMBER_COLUMNS = ["market_id", "ladder", "ladder_kind", "rank"]
+
+
+def _ladder_members(session: Session, stated: pd.DataFrame) -> pd.DataFrame:
+    """The threshold and date ladders (`domain.ladders`) among the binary markets with a stated forecast:
+    market_id, ladder (its key), ladder_kind and rank (P(YES) must not decrease with it). A market in two ladders
+    (a threshold one and a date one) has two rows."""
+    ids = sorted(set(stated["market_id"])) if len(stated) else []
+    rows = session.connection().execute(
+        select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.close_time)
+        .where(MarketRow.id.in_(ids), MarketRow.kind == "binary")  # type: ignore[attr-defined]
+    ).all() if ids else []
+    markets = [Market(id=r[0], venue=r[1], question=r[2], kind=MarketKind.BINARY,
+                      close_time=utc(r[3]) if r[3] is not None else None) for r in rows]
+    return pd.DataFrame(ladder_ranks(detect_ladders(markets)), columns=["ladder", "ladder_kind", "market_id", "rank"]
+                        )[LADDER_MEMBER_COLUMNS]
+
+
 def _answers(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
     """Bets on named outcomes of multi-outcome markets: the outcome chosen (from the BUY fill), the stated
     probability of that outcome and the resolved answer (seed 004's S′)."""
@@ -193,6 +212,7 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
         headline = forecast_set_frame(s, ids)
         stated = _stated(s, ids)
         members = _group_members(s, stated)
+        ladders = _ladder_members(s, stated)
         answers = _answers(s, ids)
         pnl = _pnl_by_market(s, ids, names)
         resolved_at = resolution_times(s, as_of)
@@ -257,7 +277,8 @@ def cohort_statistics(engine: Engine, as_of: datetime, cohort_names: list[str] |
                 st.reliability = reliability_table(fc, oc, groups=ag)
                 st.murphy = murphy_by_group(fc, oc, ag)
         st.consistency = _consistency(stated[stated["cohort"] == name] if len(stated) else stated,
-                                      answers[answers["cohort"] == name] if len(answers) else answers, members)
+                                      answers[answers["cohort"] == name] if len(answers) else answers, members,
+                                      ladders)
         cb = board[board["cohort"] == name] if len(board) else board
         if len(cb) and cb["brier"].notna().sum() >= 3:
             st.proxy_validity = proxy_validity(cb)
@@ -323,12 +344,31 @@ def _open_members(members: pd.DataFrame, group_id: str, at: datetime) -> int:
                if utc(seen) <= at and (close is None or pd.isna(close) or utc(close) > at))
 
 
-def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFrame | None = None) -> pd.DataFrame:
+def _ladder_coherence(stated: pd.DataFrame, ladders: pd.DataFrame) -> pd.DataFrame:
+    """Per agent, plus the reference row "market": the ladder checks (`scoring.consistency.ladder_violations`)
+    on each round's forecast set — a ladder is taken per round (`ladder@round`), with the members asked in it."""
+    asked = stated[stated["source"] == "forecast_set"] if len(stated) else stated
+    if not len(asked) or not len(ladders):
+        return pd.DataFrame()
+    rows = asked.merge(ladders, on="market_id")
+    if not len(rows):
+        return pd.DataFrame()
+    rows = rows.assign(ladder=rows["ladder"] + "@" + rows["round"].astype(str))
+    priced = rows[rows["market_price_ppm"].notna()].drop_duplicates(["ladder", "market_id"])
+    market = priced.assign(agent=MARKET_REFERENCE, probability=priced["market_price_ppm"].astype(float) / MICRO)
+    out = ladder_violations(pd.concat([rows, market], ignore_index=True))
+    return out.set_index("agent") if len(out) else pd.DataFrame()
+
+
+def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFrame | None = None,
+                 ladders: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per agent, plus the reference row "market" (the venues' YES prices at decision time, checked the same
     way): how far stated probabilities of an exclusive group stray from summing to 1; seed 003's negation
     violations on two-member groups (P and ¬P); seed 004's S′ on answers — named outcomes bet on in
     multi-outcome markets, and on each complete group the member given the highest P(YES); and on each complete
-    resolved group the full multi-class Brier of the stated P(YES) over its members (`multi_class_brier`).
+    resolved group the full multi-class Brier of the stated P(YES) over its members (`multi_class_brier`); and on
+    the threshold and date ladders of each round's set (`ladders`: `_ladder_members`), the pairs whose order is
+    violated (`_ladder_coherence`).
 
     A group is taken per round (`group@round`). Its size is the number of its stored markets listed and open at
     the round (at least the members anyone forecast), so a group only partly in the forecast set is not taken
@@ -365,6 +405,10 @@ def _consistency(stated: pd.DataFrame, answers: pd.DataFrame, members: pd.DataFr
                             ignore_index=True)
     if len(answers):
         parts.append(answer_scores(answers).set_index("agent").rename(columns={"n": "n_answers"}))
+    if ladders is not None and len(ladders):
+        coherence = _ladder_coherence(stated, ladders)
+        if len(coherence):
+            parts.append(coherence)
     if not parts:
         return pd.DataFrame()
     out = pd.concat(parts, axis=1).reset_index().rename(columns={"index": "agent"})

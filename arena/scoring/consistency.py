@@ -15,6 +15,10 @@ only numpy, pandas and the registry.
   scored S′ = 1 − (q − 1)² if y is the resolved answer and −q² otherwise; in [−1, 1], higher is better, 0 for q = 0.
   A complete exclusive group of binary markets is such a question: `group_answers` takes the member the agent
   gave the highest P(YES) as its answer and that probability as q.
+- Ladders (`arena.domain.ladders`): markets of one question at several thresholds or deadlines, ranked so that
+  each member's YES implies every later member's YES; coherence requires P(YES) not to decrease along the rank
+  (P(> a) ≥ P(> b) for a < b; P(by d1) ≤ P(by d2) for d1 < d2). Every ordered pair i < j of one ladder the
+  agent gave both forecasts for is checked; it violates when p_i > p_j, by p_i − p_j.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ register(
     higher_is_better=False,
     description="Share of the agent's negation pairs whose arbitrage violation is >= 0.01 (seed 003's threshold)",
     unit="fraction, 0..1",
+)
+register(
+    "ladder_violation_mean",
+    higher_is_better=False,
+    description="Mean over the agent's ladder pairs (i implies j) of max(0, P(i) - P(j)): threshold and date ladders",
+    unit="probability, 0..1",
 )
 register(
     "s_prime",
@@ -178,6 +188,44 @@ def sum_deviation(forecasts: pd.DataFrame, **columns: Any) -> pd.DataFrame:
     ).reset_index()
 
 
+LADDER_COLUMNS = ["agent", "n_ladders", "n_ladder_pairs", "ladder_violations", "ladder_violation_mean",
+                  "ladder_violation_max"]
+
+
+def ladder_violations(
+    forecasts: pd.DataFrame,
+    *,
+    agent: str = "agent",
+    ladder: str = "ladder",
+    rank: str = "rank",
+    probability: str = "probability",
+) -> pd.DataFrame:
+    """Per agent: n_ladders (ladders with at least two stated members), n_ladder_pairs (ordered pairs i < j by
+    rank within one ladder, both stated), ladder_violations (pairs with p_i > p_j), ladder_violation_mean (mean of
+    max(0, p_i − p_j) over the pairs, coherent ones counting 0) and ladder_violation_max.
+
+    forecasts: one row per (agent, ladder, member) with the member's `rank` (P(YES) must not decrease with it:
+    `arena.domain.ladders.Ladder.members` order) and the stated P(YES). Rows with a NaN probability are not
+    scored; members of equal rank are not compared. An agent with no pair is absent from the output.
+    """
+    _require(forecasts, [agent, ladder, rank, probability], "forecasts")
+    p = _probabilities(forecasts[probability].to_numpy(dtype=float), probability)
+    frame = pd.DataFrame({"agent": forecasts[agent].to_numpy(), "ladder": forecasts[ladder].to_numpy(),
+                          "rank": pd.to_numeric(forecasts[rank]).to_numpy(dtype=float), "p": p})
+    frame = frame[~np.isnan(frame["p"].to_numpy())]
+    pairs = frame.merge(frame, on=["agent", "ladder"], suffixes=("_i", "_j"))
+    pairs = pairs[pairs["rank_i"] < pairs["rank_j"]]
+    if not len(pairs):
+        return pd.DataFrame(columns=LADDER_COLUMNS)
+    gap = np.maximum(pairs["p_i"].to_numpy() - pairs["p_j"].to_numpy(), 0.0)
+    pairs = pairs.assign(_gap=gap, _bad=(gap > 0.0).astype(np.int64))
+    out = pairs.groupby("agent", sort=True).agg(
+        n_ladders=("ladder", "nunique"), n_ladder_pairs=("_gap", "size"), ladder_violations=("_bad", "sum"),
+        ladder_violation_mean=("_gap", "mean"), ladder_violation_max=("_gap", "max"),
+    ).reset_index()
+    return out[LADDER_COLUMNS]
+
+
 def s_prime(correct: Any, q: Any) -> Any:
     """Seed 004's S′ per answer: 1 − (q − 1)² when correct, −q² when not; in [−1, 1], higher is better.
 
@@ -309,7 +357,9 @@ def answer_scores(
 __all__ = [
     "VIOLATION_THRESHOLD",
     "answer_scores",
+    "LADDER_COLUMNS",
     "group_answers",
+    "ladder_violations",
     "multi_class_brier",
     "negation_violation",
     "negation_violations",

@@ -34,6 +34,19 @@ member's YES price is its π through its own AR(1) logit noise, quantized and cl
 so the group's prices are noisy and need not sum to 1. Group members are never voided or resolved to a
 probability.
 
+Ladders (`ladders_per_week`, default 0; the demo turns them on): each week opens that many threshold ladders and
+as many date ladders, each of `ladder_size` binary markets whose outcomes are nested, so a coherent forecaster's
+P(YES) must be ordered along them (`arena.domain.ladders`). A **threshold ladder** ("sim:t<L>-<j>": "Will the
+Sim-<L> index close above $X on <date>?", X rising with j) shares one latent walk S as a single market's, with
+YES at threshold j iff S ends above c_j (c_1 < c_2 < …), so a higher threshold never resolves YES when a lower
+one resolves NO; the informed probability of rung j on day k is Φ((S_k − c_j) / √(remaining variance)). A **date
+ladder** ("sim:d<L>-<j>": "Will sim event D<L> happen by <date>?", deadlines at j/k of its horizon, each rung
+closing at its deadline) has one event time T — with probability q uniform over the horizon H, else never —,
+rung j resolves YES iff T ≤ its deadline d_j, and its informed probability on day t is 1 once T ≤ t, 0 at a
+deadline passed without it, and q(d_j − t)/H ÷ (1 − qt/H) before. Each rung's YES price is its π through its own
+AR(1) logit noise, so the venue's prices may break the order. Ladders draw from their own streams (seed, L, a tag), so
+adding them leaves every single market and group unchanged; they are never voided.
+
 `quote_at(id, t)` returns the last daily point at or before t and never reads a later one.
 """
 
@@ -83,6 +96,8 @@ class SimulationConfig:
     group_size: tuple[int, int] = (2, 4)  # members per group, inclusive range
     group_concentration: float = 1.0  # Dirichlet parameter of a group's truths (small: one clear favourite)
     group_signal: float = 4.0  # μ: how strongly the news separates the winner by close (posterior odds e^{μ²})
+    ladders_per_week: int = 0  # threshold ladders opened each week, and as many date ladders
+    ladder_size: int = 3  # rungs per ladder
 
     def check(self) -> None:
         """Raise ConfigError when a knob is out of range."""
@@ -112,6 +127,10 @@ class SimulationConfig:
             problems.append("groups_per_week must be >= 0")
         if not 2 <= self.group_size[0] <= self.group_size[1]:
             problems.append("group_size must satisfy 2 <= low <= high")
+        if self.ladders_per_week < 0:
+            problems.append("ladders_per_week must be >= 0")
+        if self.ladder_size < 2:
+            problems.append("ladder_size must be >= 2")
         if self.group_concentration <= 0 or self.group_signal <= 0:
             problems.append("group_concentration and group_signal must be positive")
         if problems:
@@ -320,6 +339,101 @@ def _simulate_group(seed: int, g: int, opened_at: datetime, cfg: SimulationConfi
     return members
 
 
+_THRESHOLD_LADDER_STREAM = 0x6C616474  # tags a threshold ladder's random stream
+_DATE_LADDER_STREAM = 0x6C616464  # tags a date ladder's random stream
+
+
+def _long_date(d: datetime) -> str:
+    return f"{d:%B} {d.day}, {d.year}"
+
+
+def _rung(market: Market, truth: float, opened_at: datetime, closes_at: datetime, yes: bool,
+          informed: list[float], shocks: np.ndarray, half_spread: int, cfg: SimulationConfig) -> SimulatedMarket:
+    resolution = Resolution.winner(market.id, YES if yes else NO, resolved_at=closes_at + cfg.resolution_delay,
+                                   source="simulated")
+    return SimulatedMarket(market=market, truth=truth, opened_at=opened_at, closes_at=closes_at,
+                           resolves_at=closes_at + cfg.resolution_delay, resolution=resolution,
+                           ticks=tuple(int(v) for v in _price_ticks(informed, shocks, cfg)),
+                           informed=tuple(informed), half_spread_ticks=half_spread)
+
+
+def _simulate_threshold_ladder(seed: int, n: int, opened_at: datetime, cfg: SimulationConfig) -> list[SimulatedMarket]:
+    """One threshold ladder from its own random stream (seed, L, tag): `ladder_size` rungs on one latent walk.
+    The order of draws is part of SIMULATOR_VERSION."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, n, _THRESHOLD_LADDER_STREAM]))
+    k = cfg.ladder_size
+    p_low = float(rng.uniform(0.35, 0.9))  # P(YES) of the lowest threshold
+    gaps = rng.uniform(0.3, 0.8, size=k - 1)  # latent distance between consecutive thresholds
+    cuts = -NormalDist().inv_cdf(p_low) + np.concatenate(([0.0], np.cumsum(gaps)))
+    horizon = int(rng.integers(cfg.horizon_days[0], cfg.horizon_days[1] + 1))
+    category = cfg.categories[int(rng.integers(len(cfg.categories)))]
+    base, step = 10 * int(rng.integers(5, 50)), 10 * int(rng.integers(1, 5))
+    news = rng.standard_normal(horizon)
+    lo_half, hi_half = _half_spread_range(cfg)
+    half_spreads = rng.integers(lo_half, hi_half + 1, size=k)
+    shocks = rng.standard_normal((k, horizon + 1))
+
+    closes_at = opened_at + horizon * DAY
+    revealed = (np.arange(horizon + 1) / horizon) ** cfg.information_power
+    revealed[-1] = 1.0
+    walk = np.concatenate(([0.0], np.cumsum(np.sqrt(np.diff(revealed)) * news)))
+    remaining = np.sqrt(1.0 - revealed[:-1])
+    members = []
+    for j in range(k):
+        yes = bool(walk[-1] > cuts[j])
+        informed = [_normal_cdf(float(v)) for v in (walk[:-1] - cuts[j]) / remaining] + [1.0 if yes else 0.0]
+        market = Market(
+            id=f"{cfg.venue}:t{n}-{j + 1}", venue=cfg.venue,
+            question=f"Will the Sim-{n} index close above ${base + j * step:,} on {_long_date(closes_at)}?",
+            kind=MarketKind.BINARY, close_time=closes_at, status=MarketStatus.OPEN,
+            description=(f"Simulated {category} threshold ladder: opens {opened_at.isoformat()}, closes "
+                         f"{closes_at.isoformat()}; {k} thresholds of one index, a higher one YES only if every "
+                         "lower one is."),
+            category=category,
+        )
+        members.append(_rung(market, float(_normal_cdf(-float(cuts[j]))), opened_at, closes_at, yes, informed,
+                             shocks[j], int(half_spreads[j]), cfg))
+    return members
+
+
+def _simulate_date_ladder(seed: int, n: int, opened_at: datetime, cfg: SimulationConfig) -> list[SimulatedMarket]:
+    """One date ladder from its own random stream (seed, L, tag): `ladder_size` deadlines of one event time.
+    The order of draws is part of SIMULATOR_VERSION."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, n, _DATE_LADDER_STREAM]))
+    k = cfg.ladder_size
+    span = int(rng.integers(max(cfg.horizon_days[0], k), max(cfg.horizon_days[1], k) + 1))  # H, days
+    q = float(rng.uniform(0.3, 0.95))  # P(the event happens within the horizon)
+    happens, when = bool(rng.random() < q), float(rng.uniform(0.0, span))
+    event = when if happens else math.inf  # T, days after opening
+    category = cfg.categories[int(rng.integers(len(cfg.categories)))]
+    lo_half, hi_half = _half_spread_range(cfg)
+    half_spreads = rng.integers(lo_half, hi_half + 1, size=k)
+    deadlines = [round(span * (j + 1) / k) for j in range(k)]
+    shocks = [rng.standard_normal(d + 1) for d in deadlines]
+    members = []
+    for j, d in enumerate(deadlines):
+        closes_at = opened_at + d * DAY
+        informed = []
+        for t in range(d + 1):
+            if event <= t:
+                informed.append(1.0)
+            elif t >= d:
+                informed.append(0.0)
+            else:
+                informed.append(q * (d - t) / span / (1.0 - q * t / span))
+        market = Market(
+            id=f"{cfg.venue}:d{n}-{j + 1}", venue=cfg.venue,
+            question=f"Will sim event D{n} happen by {_long_date(closes_at)}?",
+            kind=MarketKind.BINARY, close_time=closes_at, status=MarketStatus.OPEN,
+            description=(f"Simulated {category} date ladder: opens {opened_at.isoformat()}; one event, {k} "
+                         "deadlines, YES by an earlier one only if YES by every later one."),
+            category=category,
+        )
+        members.append(_rung(market, q * d / span, opened_at, closes_at, event <= d, informed, shocks[j],
+                             int(half_spreads[j]), cfg))
+    return members
+
+
 class SimulatedUniverse:
     """A fixed set of simulated markets queried as of a moment. Build one with `generate`.
 
@@ -343,7 +457,8 @@ class SimulatedUniverse:
     def generate(cls, seed: int, start: datetime, weeks: int, markets_per_week: int,
                  config: SimulationConfig | None = None, **overrides: object) -> SimulatedUniverse:
         """A universe of `weeks × markets_per_week` binary markets, ids "sim:1", "sim:2", …, plus
-        `weeks × groups_per_week` exclusive groups (config) of binary members "sim:g1-1", "sim:g1-2", …
+        `weeks × groups_per_week` exclusive groups (config) of binary members "sim:g1-1", "sim:g1-2", …, plus
+        `weeks × ladders_per_week` threshold ladders "sim:t1-1", … and as many date ladders "sim:d1-1", …
 
         Week w's markets open at `start + w weeks`. `overrides` replace fields of `config`
         (e.g. `void_rate=0.1`). Same seed and arguments → the same universe.
@@ -361,7 +476,7 @@ class SimulatedUniverse:
         cfg.check()
         start = utc(start)
         markets = []
-        n = g = 0
+        n = g = ladder = 0
         for week in range(weeks):
             opened_at = start + week * WEEK
             for _ in range(markets_per_week):
@@ -370,6 +485,10 @@ class SimulatedUniverse:
             for _ in range(cfg.groups_per_week):
                 g += 1
                 markets.extend(_simulate_group(seed, g, opened_at, cfg))
+            for _ in range(cfg.ladders_per_week):
+                ladder += 1
+                markets.extend(_simulate_threshold_ladder(seed, ladder, opened_at, cfg))
+                markets.extend(_simulate_date_ladder(seed, ladder, opened_at, cfg))
         return cls(seed, start, weeks, markets_per_week, cfg, markets)
 
     # -- what anyone may ask -------------------------------------------------------------------------------

@@ -246,6 +246,7 @@ class MethodologyPage:
     beyond_market: WorkedExample | None = None  # the encompassing test, worked (`beyond_market_example`)
     question_difficulty: WorkedExample | None = None  # published question difficulty (`question_difficulty_example`)
     contamination: WorkedExample | None = None  # the replays' contamination guard (`contamination_example`)
+    ladders: WorkedExample | None = None  # the ladder check (`web.ladder_example`)
 
 
 def leakage_example() -> WorkedExample:
@@ -339,6 +340,7 @@ def _contamination_example() -> WorkedExample:
 
 
 def methodology_context(engine: Engine) -> MethodologyPage:
+    from arena.web.ladder_example import ladder_example
     from arena.web.risk_examples import risk_examples  # (it builds on WorkedExample, defined here)
 
     versions = tuple(VersionRow(v.name, v.value, v.where) for v in code_versions())
@@ -353,4 +355,4 @@ def methodology_context(engine: Engine) -> MethodologyPage:
                            TIER_RESOLUTION, leakage_example(), risk=risk_examples(), breakdown=breakdown_example(),
                            frontier=frontier_example(), horizon_rule=HORIZON_RULE, frontier_rule=FRONTIER_RULE,
                            beyond_market=beyond_market_example(), question_difficulty=question_difficulty_example(),
-                           contamination=_contamination_example())
+                           contamination=_contamination_example(), ladders=ladder_example())

@@ -179,13 +179,20 @@ def statistics_context(as_of: datetime, st: Any, n_boot: int) -> StatisticsPage:
                    "Multi-outcome groups: mean |Σ stated P − 1|. Two-member exclusive groups: seed 003's negation "
                    "violation (threshold 0.01). Named outcomes bet on, and each complete group's most likely "
                    "member: seed 004's S′. Complete resolved groups: the multi-class Brier Σ(p − y)² over the "
-                   "members (0 best, 2 worst; stated P(YES) as given, not renormalised).",
+                   "members (0 best, 2 worst; stated P(YES) as given, not renormalised). Threshold and date "
+                   "ladders (\"above $100\" / \"above $110\", \"by March\" / \"by June\"): the pairs whose "
+                   "order is broken (P(above a higher threshold) or P(by an earlier date) stated above its "
+                   "partner's) and the mean of max(0, gap) over all pairs.",
                    (("agent", "agent", ""), ("n_groups", "groups", "integer"), ("sum_deviation", "|Σp − 1|", "number"),
                     ("n_pairs", "negation pairs", "integer"), ("negation_violation_rate", "violation rate", "number"),
                     ("n_answers", "answers", "integer"), ("s_prime", "S′", "number"),
-                    ("n_multi", "complete groups", "integer"), ("multi_brier", "multi-class Brier", "number")),
+                    ("n_multi", "complete groups", "integer"), ("multi_brier", "multi-class Brier", "number"),
+                    ("n_ladder_pairs", "ladder pairs", "integer"),
+                    ("ladder_violations", "ladder violations", "integer"),
+                    ("ladder_violation_mean", "mean ladder violation", "number")),
                    _records(st.consistency, ["agent", "n_groups", "sum_deviation", "n_pairs", "negation_violation_rate",
-                                             "n_answers", "s_prime", "n_multi", "multi_brier"])),
+                                             "n_answers", "s_prime", "n_multi", "multi_brier", "n_ladder_pairs",
+                                             "ladder_violations", "ladder_violation_mean"])),
     ]
     tables.extend(_breakdown_tables(st))
     tables.extend(_sequence_tables(st))

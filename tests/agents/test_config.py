@@ -12,7 +12,7 @@ import pytest
 
 from arena.config import (BASELINE_KINDS, KNOWN_JOBS, OPENROUTER_BASE_URL, AgentConfig, ArenaConfig, TokenPrices,
                           default_config, example_config_text, load_config, parse_config)
-from arena.domain.forecast_set import BAND_SELECTION, LEGACY_SELECTION, ForecastSetRules
+from arena.domain.forecast_set import BAND_SELECTION, LADDER_SELECTION, LEGACY_SELECTION, ForecastSetRules
 from arena.domain.sizing import CohortRules
 from arena.errors import ConfigError
 from arena.money import Money
@@ -257,7 +257,7 @@ def test_unknown_agent_name():
 
 def test_new_cohorts_are_frozen_with_the_band_rule_old_ones_keep_volume():
     rules = default_config().cohort.rules()
-    assert rules.forecast.selection == BAND_SELECTION
+    assert rules.forecast.selection == LADDER_SELECTION  # band-v2: the band rule with whole ladders
     assert rules.forecast.band == (Decimal("0.05"), Decimal("0.95")) and rules.forecast.max_per_event == 2
     assert rules.forecast.horizon_days == default_config().cohort.horizon_days
     assert CohortRules.from_json(rules.to_json()) == rules
@@ -265,6 +265,8 @@ def test_new_cohorts_are_frozen_with_the_band_rule_old_ones_keep_volume():
     for key in ("forecast_selection", "forecast_band", "forecast_max_per_event", "forecast_horizon_days"):
         del stored[key]  # rules stored before the band rule existed: the cohort ran (and keeps) volume-v1
     assert CohortRules.from_json(stored).forecast.selection == LEGACY_SELECTION
+    older = {**rules.to_json(), "forecast_selection": BAND_SELECTION}  # a cohort frozen before ladders keeps band-v1
+    assert CohortRules.from_json(older).forecast.selection == BAND_SELECTION
     narrow = parse_config("[cohort]\nforecast_band = [0.2, 0.8]\nforecast_max_per_event = 0\n").cohort.rules()
     assert narrow.forecast.band == (Decimal("0.2"), Decimal("0.8")) and narrow.forecast.max_per_event == 0
 

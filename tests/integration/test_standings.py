@@ -173,9 +173,12 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
     assert 0 < brier["replicate_share"] < 1
     # one observation per (cohort, market) in the difference, one per distinct market in the sequence
     assert brier["n"] > 100 and data["sequence"]["n"] == brier["markets"] < brier["n"]
-    assert data["sequence"]["estimate"] < 0  # on the demo's markets the anytime-valid sequence has not excluded 0
+    assert data["sequence"]["estimate"] < 0
     assert data["sequence"]["lower"] < data["sequence"]["estimate"] < data["sequence"]["upper"]
-    assert data["sequence"]["first_date"] is None  # (so no day on which it did)
+    # with the demo's ladders (more asked markets) the anytime-valid sequence excludes 0 on the improvement's side,
+    # and says from which day on
+    assert data["sequence"]["upper"] < 0 and data["sequence"]["sign"] == -1
+    assert data["sequence"]["first_date"] is not None and "2026-01-04" < data["sequence"]["first_date"] < "2027"
     spread = {r["agent"]: r for r in data["spread"]}
     assert spread["forecaster-v1"]["replicates"] == 3 and 0 < spread["forecaster-v1"]["p_sd"] < 0.2
     assert spread["forecaster-v2"]["brier_min"] <= spread["forecaster-v2"]["brier_max"]
@@ -191,7 +194,7 @@ def test_demo_ablation_pair_finds_its_planted_improvement(demo_db, capsys):
     text = capsys.readouterr().out
     assert "forecaster-v2 vs forecaster-v1 (variant: prompt version)" in text
     assert "forecast_brier" in text and f"after {data['sequence']['n']} resolved markets" in text
-    assert "has not excluded 0" in text
+    assert f"first excluded 0 on {data['sequence']['first_date']} (B better)" in text
     assert "run-to-run spread" in text
 
 

@@ -150,6 +150,51 @@ def test_partial_groups_and_s_prime_on_complete_groups(engine):
     assert np.isnan(c.loc["part-low", "n_multi"]) and np.isnan(c.loc["part-high", "multi_brier"])
 
 
+def test_ladder_coherence_of_seats_and_of_the_venues_prices(engine):
+    """Planted ladders: a threshold ladder ("above $100k/$110k/$120k") and a date ladder ("by January 20 /
+    February 10"); a coherent seat has no violation, an incoherent one has every pair counted with its gap, and
+    the venue's own prices at decision time are checked as the reference row "market"."""
+    t0 = datetime(2026, 1, 4, tzinfo=timezone.utc)
+    rungs = [Market(id=f"pm:t{x}", venue="polymarket", question=f"Will BTC close above ${x}k on January 13?",
+                    close_time=t0 + timedelta(days=9), volume_24h=1.0) for x in (100, 110, 120)]
+    dates = [Market(id=f"pm:{key}", venue="polymarket", question=f"Will X happen by {day}, 2026?",
+                    close_time=close, volume_24h=1.0)
+             for key, day, close in (("d1", "January 20", datetime(2026, 1, 20, tzinfo=timezone.utc)),
+                                     ("d2", "February 10", datetime(2026, 2, 10, tzinfo=timezone.utc)))]
+    prices = {"pm:t100": "0.7", "pm:t110": "0.5", "pm:t120": "0.55", "pm:d1": "0.3", "pm:d2": "0.4"}
+    with session_scope(engine) as s:
+        ingest.record_observations(s, t0, [*rungs, *dates], [Quote(k, {YES: Price.of(v)}, t0, t0, source="t")
+                                                             for k, v in prices.items()])
+        cohort, _ = start_cohort(s, t0, CohortRules(), [LineupEntry("coherent"), LineupEntry("incoherent"),
+                                                        LineupEntry("partial")], t0)
+
+    class Agent:
+        def __init__(self, forecasts):
+            self.forecasts = forecasts
+
+        def decide(self, view):
+            assert set(self.forecasts) <= set(view.forecast_set)
+            return Decision((), forecasts=self.forecasts)
+
+    agents = {"coherent": Agent({"pm:t100": 0.8, "pm:t110": 0.6, "pm:t120": 0.4, "pm:d1": 0.2, "pm:d2": 0.5}),
+              "incoherent": Agent({"pm:t100": 0.3, "pm:t110": 0.5, "pm:t120": 0.6, "pm:d1": 0.7, "pm:d2": 0.4}),
+              "partial": Agent({"pm:t100": 0.3})}  # one rung stated: no pair
+    decide.run_round(engine, cohort, agents, "r1", t0)
+    c = cohort_statistics(engine, t0 + timedelta(days=1), n_boot=50)[cohort.name].consistency.set_index("agent")
+    assert c.loc["coherent", "n_ladder_pairs"] == 4 and c.loc["coherent", "ladder_violations"] == 0
+    assert c.loc["coherent", "ladder_violation_mean"] == 0.0
+    # above $120k > above $110k by 0.1, > above $100k by 0.3; $110k > $100k by 0.2; by January > by February by 0.3
+    assert c.loc["incoherent", "n_ladder_pairs"] == 4 and c.loc["incoherent", "ladder_violations"] == 4
+    assert c.loc["incoherent", "ladder_violation_mean"] == pytest.approx((0.1 + 0.3 + 0.2 + 0.3) / 4)
+    assert c.loc["incoherent", "n_ladders"] == 2
+    assert "partial" not in c.index  # no pair, and no other check to report
+    # the venue's prices: above $120k at 0.55 over above $110k at 0.5 is the one broken pair
+    assert c.loc["market", "n_ladder_pairs"] == 4 and c.loc["market", "ladder_violations"] == 1
+    assert c.loc["market", "ladder_violation_mean"] == pytest.approx(0.05 / 4)
+    assert bool(c.loc["market", "reference"]) and c.index[-1] == "market"
+    assert "n_groups" not in c.columns  # ladders are no exclusive groups: no Σ P check on them
+
+
 def test_demo_consistency_has_rows_for_agents_and_the_market_reference(demo_db):
     """The demo's universe holds exclusive groups, the forecast set takes some whole, and every agent plus the
     venue's own prices ("market") gets Σ P, negation-pair and S′ numbers."""
@@ -167,3 +212,10 @@ def test_demo_consistency_has_rows_for_agents_and_the_market_reference(demo_db):
         assert ((c["s_prime"] >= -1) & (c["s_prime"] <= 1)).all()
     assert any("n_pairs" in st.consistency and st.consistency["n_pairs"].fillna(0).gt(0).any()
                for st in stats.values())  # seed 003's negation check ran on a two-member group
+    for name, st in stats.items():  # the demo's ladders are in every forecast set and checked for every seat
+        c = st.consistency.set_index("agent")
+        assert (c["n_ladder_pairs"] > 0).all(), name
+        assert c.loc["market-follower", "ladder_violations"] == c.loc["market", "ladder_violations"]
+        assert c.loc["always-0.5", "ladder_violations"] == 0  # equal forecasts never break the order
+    assert sum(int(st.consistency.set_index("agent").loc["oracle-noisy", "ladder_violations"])
+               for st in stats.values()) > 0  # independent noise on each rung breaks the order now and then

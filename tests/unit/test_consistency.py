@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from arena.scoring import registry
 from arena.scoring.consistency import (
+    ladder_violations,
     VIOLATION_THRESHOLD,
     answer_scores,
     negation_violation,
@@ -162,3 +163,35 @@ def test_multi_class_brier_scores_complete_resolved_groups_as_stated():
     assert out.at["a", "multi_brier"] == pytest.approx(0.3 ** 2 + 0.2 ** 2 + 0.1 ** 2)
     assert out.at["incoherent", "multi_brier"] == pytest.approx(0.1 ** 2 + 2 * 0.9 ** 2)  # not renormalised
     assert out["n_multi"].tolist() == [1, 1]
+
+
+# -- ladders: P(YES) must not decrease along a ladder's rank -----------------------------------------------------
+
+
+def test_ladder_violations_count_pairs_and_sum_the_gaps():
+    # a three-rung ladder: rank 0 implies rank 1 implies rank 2, so p0 <= p1 <= p2 is coherent
+    rows = [("coherent", "L", 0, 0.2), ("coherent", "L", 1, 0.5), ("coherent", "L", 2, 0.5),
+            ("flipped", "L", 0, 0.6), ("flipped", "L", 1, 0.4), ("flipped", "L", 2, 0.5),
+            ("flipped", "M", 0, 0.3), ("flipped", "M", 1, np.nan),  # an unstated rung: no pair
+            ("alone", "L", 0, 0.9)]  # one rung stated: no pair at all
+    frame = pd.DataFrame(rows, columns=["agent", "ladder", "rank", "probability"])
+    out = ladder_violations(frame).set_index("agent")
+    assert out.loc["coherent", "n_ladder_pairs"] == 3 and out.loc["coherent", "ladder_violations"] == 0
+    assert out.loc["coherent", "ladder_violation_mean"] == 0.0
+    # pairs (0,1): 0.6 > 0.4 by 0.2; (0,2): 0.6 > 0.5 by 0.1; (1,2): 0.4 <= 0.5
+    assert out.loc["flipped", "n_ladder_pairs"] == 3 and out.loc["flipped", "ladder_violations"] == 2
+    assert out.loc["flipped", "ladder_violation_mean"] == pytest.approx(0.3 / 3)
+    assert out.loc["flipped", "ladder_violation_max"] == pytest.approx(0.2)
+    assert out.loc["flipped", "n_ladders"] == 1
+    assert "alone" not in out.index
+    assert registry.higher_is_better("ladder_violation_mean") is False
+
+
+def test_ladder_violations_on_nothing_and_bad_input():
+    empty = pd.DataFrame(columns=["agent", "ladder", "rank", "probability"])
+    assert list(ladder_violations(empty).columns)[:3] == ["agent", "n_ladders", "n_ladder_pairs"]
+    assert not len(ladder_violations(empty))
+    with pytest.raises(ValueError, match="lacks"):
+        ladder_violations(pd.DataFrame({"agent": ["a"], "probability": [0.5]}))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ladder_violations(pd.DataFrame({"agent": ["a"], "ladder": ["L"], "rank": [0], "probability": [1.5]}))

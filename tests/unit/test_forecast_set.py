@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from arena.domain.forecast_set import LEGACY_SELECTION, ForecastSetRules, band_set, choose, round_seed
+import pytest
+
+from arena.domain.forecast_set import (BAND_SELECTION, LEGACY_SELECTION, ForecastSetRules, band_set, choose,
+                                      round_seed)
 from arena.domain.market import Market, MarketKind
 from arena.usecases.decide import exclusive_groups, forecast_set
 
@@ -115,3 +118,48 @@ def test_choose_keeps_a_cohorts_frozen_rule():
     assert ids(choose(u, prices, AT, 1, ForecastSetRules(), "s")) == ["mid"]
     old = choose(u, prices, AT, 1, ForecastSetRules(selection=LEGACY_SELECTION, horizon_days=None), "s")
     assert ids(old) == ["sure"] and not old[0].in_band  # volume-v1: the most traded, flagged out of band
+
+
+# -- band-v2: band-v1 plus whole threshold and date ladders (issue 31 item 5) ----------------------------------------
+
+
+def lm(mid: str, question: str, volume: float | None = None, days: int = 10) -> Market:
+    return Market(id=mid, venue="t", question=question, volume_24h=volume, close_time=AT + timedelta(days=days))
+
+
+def test_band_v2_takes_ladders_whole_after_the_groups_band_v1_does_not():
+    rungs = [lm(f"r{x}", f"Will BTC close above ${x}k on March 1?") for x in (100, 110, 120)]
+    dates = [lm(f"d{d}", f"Will X happen by January {d}, 2026?", days=d - 4) for d in (10, 20, 30)]
+    singles = [bm(f"s{i:02d}", 100.0 - i) for i in range(12)]
+    pair = [bm(f"p{j}", 1.0, group="G") for j in range(2)]
+    u = universe(*rungs, *dates, *singles, *pair)
+    prices = {x: 500_000 for x in u}
+    prices["d10"] = 20_000  # out of band: the date ladder has fewer members in band, so the threshold one goes first
+    qs = ids(band_set(u, prices, AT, 12, ForecastSetRules(), "s"))
+    assert qs[:2] == ["p0", "p1"]  # the complete group first
+    assert qs[2:5] == ["r120", "r110", "r100"]  # then a whole ladder, in ladder order (highest threshold first)
+    assert qs[5:] == [f"s{i:02d}" for i in range(7)]  # groups and ladders take at most half of K
+    roomy = ids(band_set(u, prices, AT, 20, ForecastSetRules(), "s"))
+    assert roomy[2:8] == ["r120", "r110", "r100", "d10", "d20", "d30"]  # two ladders fit in 10 slots
+    assert ids(band_set(u, prices, AT, 20, ForecastSetRules(ladders=1), "s"))[2:5] == ["r120", "r110", "r100"]
+    assert ids(band_set(u, prices, AT, 20, ForecastSetRules(ladders=1), "s"))[5:8] != ["d10", "d20", "d30"]
+    with pytest.raises(ValueError, match="ladders"):
+        ForecastSetRules(ladders=-1)
+    # band-v1 (cohorts frozen before ladders) and band-v2 without ladders in the universe: the same set
+    v1 = ids(band_set(u, prices, AT, 12, ForecastSetRules(selection=BAND_SELECTION), "s"))
+    assert v1[:2] == ["p0", "p1"] and set(v1[2:]) <= {x.id for x in singles + rungs + dates}
+    assert v1[2:5] != ["r120", "r110", "r100"]
+    plain = universe(*singles, *pair)
+    assert (ids(band_set(plain, prices, AT, 12, ForecastSetRules(), "s"))
+            == ids(band_set(plain, prices, AT, 12, ForecastSetRules(selection=BAND_SELECTION), "s")))
+
+
+def test_a_long_ladder_keeps_its_members_nearest_the_band_and_skips_closed_ones():
+    rungs = [lm(f"r{x}", f"Will ETH close above ${x} on March 1?") for x in range(1000, 1800, 100)]  # 8 rungs
+    late = lm("late", "Will ETH close above $1,900 on March 1?", days=90)  # past the horizon: not eligible
+    u = universe(*rungs, late, *(bm(f"s{i:02d}", 1.0) for i in range(20)))
+    prices = {x: 500_000 for x in u}
+    prices.update({"r1000": 990_000, "r1100": 980_000, "r1700": 10_000})  # far outside the band
+    qs = ids(band_set(u, prices, AT, 20, ForecastSetRules(), "s"))
+    assert qs[:5] == ["r1600", "r1500", "r1400", "r1300", "r1200"]  # at most 5 (max_members), in band first
+    assert "late" not in qs

@@ -273,3 +273,33 @@ def test_group_winners_follow_the_truths():
     for lo, hi in ((0.0, 0.2), (0.2, 0.5), (0.5, 1.0)):
         sel = (truths >= lo) & (truths < hi)
         assert abs(wins[sel].mean() - truths[sel].mean()) < 0.06, (lo, hi)
+
+
+def test_ladders_are_nested_detected_and_leave_the_rest_unchanged():
+    from arena.domain.ladders import DATE, THRESHOLD, detect_ladders
+
+    plain = SimulatedUniverse.generate(3, START, weeks=3, markets_per_week=5, groups_per_week=1)
+    u = SimulatedUniverse.generate(3, START, weeks=3, markets_per_week=5, groups_per_week=1, ladders_per_week=2)
+    # adding ladders leaves every single market and group unchanged
+    assert all(u.spec(s.id).ticks == s.ticks and u.spec(s.id).resolution == s.resolution for s in plain.specs())
+    ladders = detect_ladders(u.all_markets())
+    assert sorted(lad.kind for lad in ladders) == [DATE] * 6 + [THRESHOLD] * 6  # 3 weeks × 2, of each kind
+    assert len(u) == len(plain) + 12 * 3
+    broken_prices = 0
+    for lad in ladders:
+        specs = [u.spec(mid) for mid in lad.members]
+        assert len(specs) == 3 and all(s.resolution.kind is ResolutionKind.WINNER for s in specs)
+        yes = [s.resolution.payouts[YES].ppm // 1_000_000 for s in specs]
+        assert yes == sorted(yes)  # a member YES implies every later member YES: the outcomes are nested
+        truths = [s.truth for s in specs]
+        assert truths == sorted(truths) and len(set(truths)) == 3
+        for k in range(min(len(s.informed) for s in specs) - 1):  # the informed probabilities are ordered too
+            assert all(a.informed[k] <= b.informed[k] + 1e-12 for a, b in zip(specs, specs[1:]))
+        last = min(len(s.ticks) for s in specs)
+        broken_prices += sum(any(a.ticks[k] > b.ticks[k] for a, b in zip(specs, specs[1:])) for k in range(last))
+    assert broken_prices > 0  # the venue's noisy prices may break the order: the market row has something to show
+    assert all(s.market.group_id == "" for s in u.specs() if s.id.startswith(("sim:t", "sim:d")))
+    with pytest.raises(ConfigError, match="ladders_per_week"):
+        SimulatedUniverse.generate(3, START, weeks=1, markets_per_week=1, ladders_per_week=-1)
+    with pytest.raises(ConfigError, match="ladder_size"):
+        SimulatedUniverse.generate(3, START, weeks=1, markets_per_week=1, ladder_size=1)

@@ -101,7 +101,8 @@ def test_render_site_writes_every_page_and_every_link_resolves(sim_arena, tmp_pa
     assert "not a number: &lt;NaN&gt;" in ops and "Traceback: &lt;boom&gt;" in ops
 
     method = (out / "methodology.html").read_text(encoding="utf-8")
-    for needle in ("sizing-1", "scoring-1", "sim-1", "p-test", "crowd_proxy", "Very Poor", "Exceptional"):
+    for needle in ("sizing-1", "scoring-1", "sim-1", "p-test", "crowd_proxy", "Very Poor", "Exceptional",
+                   'id="ladders"', "ladder_violation_mean", "M → J; C → B → A"):
         assert needle in method
 
     # the live server's page for a path is the static page, byte for byte

@@ -154,3 +154,24 @@ def test_skill_by_horizon_and_category_tables_per_seat(sim_arena):
         section = section[: section.index("</table>")]
         assert section.count("<tr><td") == len(table)
     assert "arena leaderboard --from D --until D --category C" in text and "api/leaderboard.json?from=D" in text
+
+
+def test_consistency_table_shows_the_ladder_columns_for_seats_and_the_market():
+    from datetime import datetime, timezone
+
+    import pandas as pd
+
+    from arena.read.statistics import CohortStatistics
+
+    st = CohortStatistics("c", 20)
+    st.consistency = pd.DataFrame({"agent": ["sloppy", "market"], "n_ladder_pairs": [4, 4],
+                                   "ladder_violations": [3, 1], "ladder_violation_mean": [0.225, 0.0125],
+                                   "reference": [False, True]})
+    page = statistics_context(datetime(2026, 2, 1, tzinfo=timezone.utc), st, N_BOOT)
+    table = next(t for t in page.tables if t.title == "Consistency")
+    assert [r["agent"] for r in table.rows] == ["sloppy", "market"]
+    assert table.rows[0]["ladder_violations"] == 3 and table.rows[1]["ladder_violation_mean"] == 0.0125
+    text = render_page("statistics.html", page, page_path("statistics", "c"))
+    body = text[text.index("Consistency"):]
+    for needle in ("ladder pairs", "ladder violations", "mean ladder violation", "0.225"):
+        assert needle in body, needle
