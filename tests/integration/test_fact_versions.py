@@ -84,6 +84,26 @@ def test_each_fact_of_a_cohort_raises_its_version_and_no_other(engine, arena):
         assert after[other] == before[other], what
 
 
+def test_one_statement_of_many_rows_raises_each_cohort_and_market_once_or_more(engine, arena):
+    cohort, other, later = arena
+    agent, _ = _ids(engine, cohort)
+    with session_scope(engine) as s:
+        other_agent = s.scalars(select(AgentRow).where(AgentRow.cohort_id == other)).one().id
+    before = _cv(engine)
+    _sql(engine, "INSERT INTO portfolio_snapshots (cohort_id, agent_id, as_of, cash_micros, positions_value_micros, "
+                 "total_value_micros, open_positions, unpriced_positions, final) VALUES "
+                 "(:c, :a, :t1, 1, 0, 1, 0, 0, false), (:c, :a, :t2, 1, 0, 1, 0, 0, false), "
+                 "(:o, :b, :t1, 1, 0, 1, 0, 0, false)",
+         c=cohort, a=agent, o=other, b=other_agent, t1=later, t2=later + timedelta(hours=1))
+    after = _cv(engine)
+    assert after[cohort] > before[cohort] and after[other] > before[other]
+    market = _mv(engine)
+    _sql(engine, "INSERT INTO price_snapshots (market_id, outcome, price_ppm, observed_at, fetched_at, source) "
+                 "VALUES ('sim:1', 'YES', 1000, :t, :t, 'a'), ('sim:1', 'YES', 2000, :t, :t, 'b')",
+         t=later + timedelta(hours=1))
+    assert _mv(engine) > market
+
+
 def test_hand_edits_raise_the_version_and_a_heartbeat_does_not(engine, arena):
     cohort, other, later = arena
     agent, decision = _ids(engine, cohort)

@@ -71,7 +71,7 @@ JSON_COLUMNS = {"outcomes", "outcome_labels", "extra", "actions"}  # PostgreSQL'
 
 def _bump(table: str, key: str, keys_sql: str) -> str:
     """Raise the counter of every key `keys_sql` selects (as `k`) by one; a new key starts at 1."""
-    return (f"INSERT INTO {table} ({key}, version) SELECT k, 1 FROM ({keys_sql}) AS bumped "
+    return (f"INSERT INTO {table} ({key}, version) SELECT DISTINCT k, 1 FROM ({keys_sql}) AS bumped "
             f"WHERE k IS NOT NULL ORDER BY k "
             f"ON CONFLICT ({key}) DO UPDATE SET version = {table}.version + 1")
 
