@@ -250,5 +250,5 @@ def store_as_of(engine: Engine, as_of: datetime) -> Iterator[Engine]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["CHANGED_AT", "RECORDED_AT", "backend", "copy_as_of", "latest_recorded", "recorded_after", "remember_backend",
-           "rewind_row", "store_as_of"]
+__all__ = ["CHANGED_AT", "NOT_COPIED", "RECORDED_AT", "backend", "copy_as_of", "latest_recorded", "recorded_after",
+           "remember_backend", "rewind_row", "store_as_of"]

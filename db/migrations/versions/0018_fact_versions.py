@@ -198,8 +198,9 @@ def _sqlite_triggers() -> None:
                                for t in ("fills", "forecast_questions", "forecasts"))
             when = _sqlite_when(table, event)
             when = f" WHEN ({when.removeprefix(' WHEN ')}) AND ({held})" if when else f" WHEN {held}"
-            op.execute(f"CREATE TRIGGER {table}_holders_{event.lower()} AFTER {event} ON {table}{when} BEGIN "
-                       f"{_sqlite_upsert('cohort_versions', 'cohort_id', f'SELECT k, 1 FROM ({_holders(markets)}) WHERE true')} END")
+            bump = _sqlite_upsert("cohort_versions", "cohort_id", f"SELECT k, 1 FROM ({_holders(markets)}) WHERE true")
+            op.execute(f"CREATE TRIGGER {table}_holders_{event.lower()} AFTER {event} ON {table}{when} "
+                       f"BEGIN {bump} END")
     for table in ("cohort_versions", "market_versions"):
         op.execute(f"CREATE TRIGGER {table}_kept BEFORE DELETE ON {table} "
                    f"BEGIN SELECT RAISE(ABORT, '{table} rows are kept: DELETE refused'); END")
