@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_mark.py
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_parse.py
+	$(BIN)/python benchmarks/bench_fact_versions.py
 	$(BIN)/python benchmarks/bench_round.py
 	$(BIN)/python benchmarks/bench_render.py
 	$(BIN)/python benchmarks/bench_render_changed.py

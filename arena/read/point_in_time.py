@@ -15,6 +15,8 @@ copy holding only what had been recorded by T:
   else open); its question and description are shown as last synced.
 
 Tables this module does not know are filtered by their first time column (or copied whole if they have none).
+The version counters (`cohort_versions`, `market_versions`) are not copied: they count writes up to now, not
+up to T, so a copy starts with none (every cohort and market at version 0).
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ def _time_column(table: Table) -> str | None:
     return name or next((c for c in _TIME_COLUMNS if c in table.c), None)
 
 
+NOT_COPIED = {"cohort_versions", "market_versions"}  # counters of every write up to now, not up to T
+
+
 def _tables() -> list[Table]:
-    return list(SQLModel.metadata.sorted_tables)
+    return [t for t in SQLModel.metadata.sorted_tables if t.name not in NOT_COPIED]
 
 
 def latest_recorded(conn: Connection) -> datetime | None:
@@ -245,5 +250,5 @@ def store_as_of(engine: Engine, as_of: datetime) -> Iterator[Engine]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["CHANGED_AT", "RECORDED_AT", "backend", "copy_as_of", "latest_recorded", "recorded_after", "remember_backend",
-           "rewind_row", "store_as_of"]
+__all__ = ["CHANGED_AT", "NOT_COPIED", "RECORDED_AT", "backend", "copy_as_of", "latest_recorded", "recorded_after",
+           "remember_backend", "rewind_row", "store_as_of"]

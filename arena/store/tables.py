@@ -189,7 +189,7 @@ class ForecastRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     decision_id: int = Field(foreign_key="decisions.id", index=True)
     agent_id: int = Field(foreign_key="agents.id", index=True)
-    market_id: str = Field(foreign_key="markets.id", max_length=200)
+    market_id: str = Field(foreign_key="markets.id", max_length=200, index=True)
     source: str = Field(max_length=20)  # "forecast_set" or "bet"
     probability: float  # stated P(YES) in [0, 1]; a forecast, not money
     market_price_ppm: int | None = _big(nullable=True)  # YES price the agent saw
@@ -215,12 +215,32 @@ class ForecastQuestionRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     cohort_id: int = Field(foreign_key="cohorts.id", index=True)
     round_key: str = Field(max_length=60)
-    market_id: str = Field(foreign_key="markets.id", max_length=200)
+    market_id: str = Field(foreign_key="markets.id", max_length=200, index=True)
     position: int
     price_ppm: int | None = _big(nullable=True)
     in_band: bool
     filled: bool = False
     as_of: datetime = _ts()  # the round's decision time
+
+
+class CohortVersionRow(SQLModel, table=True):
+    """A cohort's version: raised by database triggers in the transaction of every write that can change what
+    its pages or boards show (migration 0018 lists them), whoever wrote it. No row: version 0. Never deleted."""
+
+    __tablename__ = "cohort_versions"
+
+    cohort_id: int = Field(primary_key=True)
+    version: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class MarketVersionRow(SQLModel, table=True):
+    """A market's version: raised by database triggers with each of its price snapshots and resolutions and each
+    change of its shown fields (not a sync's bookkeeping). No row: version 0. Never deleted."""
+
+    __tablename__ = "market_versions"
+
+    market_id: str = Field(primary_key=True, max_length=200)
+    version: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
 class FillRow(SQLModel, table=True):

@@ -17,7 +17,7 @@ from arena.agents.baselines import demo_lineup
 from arena.cli_web import configure_serve_parser
 from arena.domain.sizing import CohortRules
 from arena.usecases.cohorts import LineupEntry
-from arena.read.point_in_time import copy_as_of, recorded_after, store_as_of
+from arena.read.point_in_time import NOT_COPIED, copy_as_of, recorded_after, store_as_of
 from arena.usecases.simulation import simulate
 from arena.store.tables import CohortRow, FillRow
 from arena.venues.simulated import SimulatedUniverse
@@ -37,6 +37,8 @@ def _table_rows(engine) -> dict[str, list[tuple]]:  # type: ignore[no-untyped-de
     out = {}
     with engine.connect() as conn:
         for table in SQLModel.metadata.sorted_tables:
+            if table.name in NOT_COPIED:  # counters of every write up to now: a copy as of T starts without them
+                continue
             # a market changed after T keeps its later `updated_at` and the sync's change-detection bookkeeping
             # (hashes, the last stored quote's time): the store keeps no history of them, and no page reads them
             later = {"updated_at", "content_hash", "description_hash", "quote_hash", "quote_at"}
