@@ -25,7 +25,8 @@ from arena.web.boards import ColumnHelp, AgentScore, column_help, Standings, loa
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
 from arena.web.market_index import cohort_markets
-from arena.web.refs import where_in, CohortInfo, cohort_infos
+from arena.read.where_in import where_in
+from arena.web.refs import CohortInfo, cohort_infos
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.values import flat
 
@@ -128,12 +129,12 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
         ids = [r[0] for r in rows]
         if not ids:
             return {}
-        infos = cohort_infos(conn, None if names is None else ids)
         dq = (select(DecisionRow.cohort_id, DecisionRow.status, func.count())
               .group_by(DecisionRow.cohort_id, DecisionRow.status))
         decisions: dict[int, list[tuple[str, int]]] = defaultdict(list)
         for cid, status, n in conn.execute(where_in(dq, DecisionRow.cohort_id, None if names is None else ids)).all():
             decisions[cid].append((status, int(n)))
+    infos = cohort_infos(engine, as_of, None if names is None else ids)
     st = standings or load_standings(engine, as_of, None if names is None else ids)
     if luck is None:
         luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from arena.clock import utc
 from arena.store.tables import AgentRow, FillRow, ForecastRow, MarketRow
 from arena.web.env import page_path
-from arena.web.refs import site_market_ids
+from arena.read.touched_markets import touched_market_ids
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,7 @@ def market_index_context(engine: Engine, as_of: datetime, ids: Sequence[str] | N
     """Every market with a page, newest close first (`ids`: those markets, when the caller knows them — a render's
     page keys list them)."""
     if ids is None:
-        with engine.connect() as conn:
-            ids = sorted(site_market_ids(conn))
+        ids = sorted(touched_market_ids(engine, as_of))
     asked, traded = _usage(engine)
     cohorts_of: dict[str, set[int]] = defaultdict(set)
     bets: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -22,7 +22,8 @@ from arena.read.question_difficulty import question_difficulties
 from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
 from arena.web.charts import Chart, price_chart
 from arena.web.env import money, page_path
-from arena.web.refs import where_in, site_market_ids
+from arena.read.touched_markets import touched_market_ids
+from arena.read.where_in import where_in
 from arena.web.values import NAN
 
 
@@ -101,10 +102,10 @@ def _safe_url(url: str) -> str:
 
 def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] | None = None) -> dict[str, MarketPage]:
     """Market pages by market id (None: every market the arena touched)."""
+    keys = sorted(touched_market_ids(engine, as_of, market_ids))
+    if not keys:
+        return {}
     with engine.connect() as conn:
-        keys = sorted(site_market_ids(conn, market_ids))
-        if not keys:
-            return {}
         filt = None if market_ids is None else keys
         mq = select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.description, MarketRow.kind,
                     MarketRow.status, MarketRow.outcomes, MarketRow.outcome_labels, MarketRow.close_time,
