@@ -12,17 +12,16 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.frontier import frontier_records, model_frontier
+from arena.read.row_counts import row_counts
 from arena.read.shown_board import shown_rank_labels
 from arena.read.standings import Boards, CohortBoard
 from arena.read.touched_markets import touched_market_ids
-from arena.store.tables import FillRow
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
                               kept_row, load_standings, shown_rows)
 from arena.web.charts import Chart, frontier_chart
@@ -128,8 +127,7 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
         load_standings(engine, as_of, None, with_overall=True)
     infos = cohort_infos(engine, as_of)
     n_markets = len(touched_market_ids(engine, as_of)) if n_markets is None else n_markets
-    with engine.connect() as conn:
-        n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
+    n_fills = dict(row_counts(engine, as_of, ["fills"]))["fills"]
     links: dict[str, list[AgentLink]] = defaultdict(list)
     for cid in infos:
         for r in st.by_cohort.get(cid, ()):
