@@ -1,7 +1,7 @@
 """The agent page: its leaderboard row, equity, open and closed positions, fills and every decision with its
 actions, rejections and model calls — per decision the models (→ the upstream model behind a proxy), providers,
 tokens, cost and tool calls, and per call its reasoning and each tool call with its result. Built for every agent
-(None) or a few, one query per table.
+(None) or a few from what `read.agent_activity` reads (one query per table); only reshapes.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
@@ -22,10 +21,11 @@ from arena.domain.closed_position import closed_positions
 from arena.money import MICRO
 from arena.scoring.brier import implied_confidence
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
-from arena.store.tables import AgentRow, DecisionRow, FillRow, ForecastRow, ModelCallRow, RejectionRow
+from arena.read.agent_activity import agent_activity
+from arena.read.touched_markets import market_questions, touched_market_ids
 from arena.web.boards import AgentScore, Standings, load_standings, BoardRow, board_rows, shown_rows
 from arena.web.charts import Chart, equity_chart
-from arena.web.refs import where_in, CohortInfo, cohort_infos, site_market_ids, market_questions, MarketRef, MarketRefs
+from arena.web.refs import CohortInfo, cohort_infos, MarketRef, MarketRefs
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.values import NAN, num, flat
 
@@ -187,24 +187,6 @@ class AgentPage:
     skill_luck: SkillLuck | None = None  # None: no bet yet
 
 
-class _Fill(NamedTuple):
-    """A stored fill as the agent pages read it. A tuple rather than the database row: `closed_positions` reads
-    fields by name many times per fill, and a field of a SQLAlchemy row is a lookup through the row's key map
-    where a named tuple's is an index."""
-
-    id: int
-    agent_id: int
-    at: datetime
-    kind: str
-    market_id: str
-    outcome: str
-    shares: int
-    price_ppm: int
-    cash_micros: int
-    cost_micros: int
-    decision_id: int | None
-
-
 def _amount_micros(text: Any) -> int | None:
     """A stake as the decision recorded it (a decimal string of USD) in micro-USD; None if it is not one."""
     if type(text) is str and text.isdigit():
@@ -236,49 +218,19 @@ def agent_contexts(engine: Engine, as_of: datetime, agent_ids: Sequence[int] | N
                    luck: Mapping[tuple[str, str], SkillLuck] | None = None) -> dict[int, AgentPage]:
     """Agent pages by agent id (None: every agent), from one query per table (`luck`: the `skill_luck` of their
     cohorts when the caller already has it)."""
-    with engine.connect() as conn:
-        aq = select(AgentRow.id, AgentRow.cohort_id, AgentRow.name, AgentRow.kind, AgentRow.model_id,
-                    AgentRow.config)
-        agents = conn.execute(where_in(aq, AgentRow.id, agent_ids)).all()
-        if not agents:
-            return {}
-        cohort_ids = sorted({a[1] for a in agents})
-        infos = cohort_infos(conn, None if agent_ids is None else cohort_ids)
-        ids = None if agent_ids is None else [a[0] for a in agents]
-
-        fq = select(FillRow.id, FillRow.agent_id, FillRow.at, FillRow.kind, FillRow.market_id, FillRow.outcome,
-                    FillRow.shares, FillRow.price_ppm, FillRow.cash_micros, FillRow.cost_micros,
-                    FillRow.decision_id).order_by(FillRow.id)
-        fills = [_Fill._make(r) for r in conn.execute(where_in(fq, FillRow.agent_id, ids))]
-        dq = select(DecisionRow.id, DecisionRow.agent_id, DecisionRow.round_key, DecisionRow.status,
-                    DecisionRow.as_of, DecisionRow.completed_at, DecisionRow.cash_at_start_micros,
-                    DecisionRow.max_bet_micros, DecisionRow.sizing_version, DecisionRow.actions,
-                    DecisionRow.reasoning, DecisionRow.error).order_by(DecisionRow.as_of, DecisionRow.id)
-        decisions = conn.execute(where_in(dq, DecisionRow.agent_id, ids)).all()
-        rq = (select(RejectionRow.decision_id, RejectionRow.action_index, RejectionRow.reason, RejectionRow.message,
-                     RejectionRow.at).join(DecisionRow, DecisionRow.id == RejectionRow.decision_id)
-              .order_by(RejectionRow.id))
-        rejections = conn.execute(where_in(rq, DecisionRow.agent_id, ids)).all()
-        cq = (select(ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.at, ModelCallRow.served_model,
-                     ModelCallRow.prompt_version, ModelCallRow.prompt_tokens, ModelCallRow.completion_tokens,
-                     ModelCallRow.cost_micros, ModelCallRow.latency_s, ModelCallRow.error, ModelCallRow.prompt,
-                     ModelCallRow.raw_response, ModelCallRow.parsed, ModelCallRow.provider,
-                     ModelCallRow.upstream_model, ModelCallRow.upstream_base, ModelCallRow.reasoning_content,
-                     ModelCallRow.tool_calls)
-              .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
-              .order_by(ModelCallRow.decision_id, ModelCallRow.attempt))
-        calls = conn.execute(where_in(cq, DecisionRow.agent_id, ids)).all()
-        oq = (select(ForecastRow.decision_id, func.count()).where(ForecastRow.source == "forecast_set",
-                                                                  ForecastRow.replicate == 1)
-              .group_by(ForecastRow.decision_id))
-        n_forecasts = dict(conn.execute(where_in(oq, ForecastRow.agent_id, ids)).all())
-
-        mentioned: set[str] | None = None
-        if ids is not None:
-            mentioned = {f[4] for f in fills}
-            for d in decisions:
-                mentioned |= {str(a.get("market_id")) for a in (d[9] or []) if isinstance(a, dict)}
-        refs = MarketRefs(market_questions(conn, mentioned), site_market_ids(conn, mentioned))
+    facts = agent_activity(engine, as_of, agent_ids)
+    agents, fills, decisions = facts.agents, facts.fills, facts.decisions
+    rejections, calls, n_forecasts = facts.rejections, facts.calls, facts.n_forecasts
+    if not agents:
+        return {}
+    cohort_ids = sorted({a[1] for a in agents})
+    infos = cohort_infos(engine, as_of, None if agent_ids is None else cohort_ids)
+    mentioned: set[str] | None = None
+    if agent_ids is not None:
+        mentioned = {f[4] for f in fills}
+        for d in decisions:
+            mentioned |= {str(a.get("market_id")) for a in (d[9] or []) if isinstance(a, dict)}
+    refs = MarketRefs(market_questions(engine, as_of, mentioned), touched_market_ids(engine, as_of, mentioned))
 
     st = standings or load_standings(engine, as_of, None if agent_ids is None else cohort_ids)
     head: dict[tuple[str, str], BoardRow] = {}

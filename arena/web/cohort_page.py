@@ -4,13 +4,11 @@ vs luck, ablation pairs and markets. Only reshapes what `Standings` and the serv
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
@@ -18,14 +16,15 @@ from arena.scoring.headroom import Headroom
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.ablation import PairComparison, compare_pairs
 from arena.read.breakdown import seat_breakdowns
+from arena.read.cohorts import cohort_setups, decisions_by_status
 from arena.read.standings import Boards
 from arena.read.statistics import DEFAULT_DRAWS
-from arena.store.tables import CohortRow, DecisionRow, MarketRow
+from arena.read.touched_markets import market_questions
 from arena.web.boards import ColumnHelp, AgentScore, column_help, Standings, load_standings, Headline, headline
 from arena.web.charts import Chart, equity_chart
 from arena.web.env import page_path
 from arena.web.market_index import cohort_markets
-from arena.web.refs import where_in, CohortInfo, cohort_infos
+from arena.web.refs import CohortInfo, cohort_infos
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.values import flat
 
@@ -74,12 +73,10 @@ LEAK_REASONS = {
 }
 
 
-def _leak_rows(engine: Engine, leaks: Sequence[Any]) -> tuple[LeakRow, ...]:
+def _leak_rows(engine: Engine, as_of: datetime, leaks: Sequence[Any]) -> tuple[LeakRow, ...]:
     if not leaks:
         return ()
-    ids = sorted({x.market_id for x in leaks} | {x.other_market_id for x in leaks})
-    with engine.connect() as conn:
-        questions = dict(conn.execute(select(MarketRow.id, MarketRow.question).where(MarketRow.id.in_(ids))).all())  # type: ignore[attr-defined]
+    questions = market_questions(engine, as_of, {x.market_id for x in leaks} | {x.other_market_id for x in leaks})
     return tuple(LeakRow(x.round, x.market_id, questions.get(x.market_id, ""), LEAK_REASONS.get(x.reason, x.reason),
                          x.other_market_id, questions.get(x.other_market_id, "")) for x in leaks)
 
@@ -122,18 +119,12 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
     """Cohort pages by cohort name (None: every cohort); `luck` as in `agent_contexts`; `ablations`: the
     cohorts' ablation pairs already compared (`services.ablation.compare_pairs`, as the render shares them with
     the statistics pages), else compared here."""
-    with engine.connect() as conn:
-        q = select(CohortRow.id, CohortRow.name, CohortRow.rules, CohortRow.lineup)
-        rows = conn.execute(where_in(q, CohortRow.name, names)).all()
-        ids = [r[0] for r in rows]
-        if not ids:
-            return {}
-        infos = cohort_infos(conn, None if names is None else ids)
-        dq = (select(DecisionRow.cohort_id, DecisionRow.status, func.count())
-              .group_by(DecisionRow.cohort_id, DecisionRow.status))
-        decisions: dict[int, list[tuple[str, int]]] = defaultdict(list)
-        for cid, status, n in conn.execute(where_in(dq, DecisionRow.cohort_id, None if names is None else ids)).all():
-            decisions[cid].append((status, int(n)))
+    rows = [(c.id, c.name, c.rules, c.lineup) for c in cohort_setups(engine, as_of, names)]
+    ids = [r[0] for r in rows]
+    if not ids:
+        return {}
+    infos = cohort_infos(engine, as_of, None if names is None else ids)
+    decisions = decisions_by_status(engine, as_of, None if names is None else ids)
     st = standings or load_standings(engine, as_of, None if names is None else ids)
     if luck is None:
         luck = skill_luck(engine, as_of, None if names is None else [r[1] for r in rows])
@@ -141,7 +132,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
         ablations = compare_pairs(engine, as_of, None if names is None else [r[1] for r in rows],
                                   n_boot=DEFAULT_DRAWS, seed=0)
     ablation_rows = cohort_ablations(ablations)
-    markets = cohort_markets(engine, None if names is None else ids)
+    markets = cohort_markets(engine, as_of, None if names is None else ids)
     split = seat_breakdowns(engine, as_of, [(r[0], r[1]) for r in rows])
     out = {}
     for cid, name, rules, lineup in rows:
@@ -162,7 +153,7 @@ def cohort_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None
             skill_luck=tuple((r.agent, r.href, luck[(name, r.agent)]) for r in board if (name, r.agent) in luck),
             ablations=ablation_rows.get(name, ()), statistics_href=page_path("statistics", name),
             markets=markets.get(cid, ()), headroom=boards.headroom.get(name),
-            leaks=_leak_rows(engine, boards.leaks.get(name, ())),
+            leaks=_leak_rows(engine, as_of, boards.leaks.get(name, ())),
             skill_by_horizon=tuple(split.get(name, {}).get("skill_by_horizon", ())),
             skill_by_category=tuple(split.get(name, {}).get("skill_by_category", ())),
         )

@@ -12,21 +12,21 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.scoring.board import DEFAULT_RANK_BY
 from arena.scoring.brier import brier_band
 from arena.scoring.provisional import PROVISIONAL_MIN_RESOLVED
 from arena.read.frontier import frontier_records, model_frontier
+from arena.read.row_counts import row_counts
 from arena.read.shown_board import shown_rank_labels
 from arena.read.standings import Boards, CohortBoard
-from arena.store.tables import FillRow
+from arena.read.touched_markets import touched_market_ids
 from arena.web.boards import (BoardRow, ColumnHelp, Headline, Standings, board_rows, column_help, headline,
                               kept_row, load_standings, shown_rows)
 from arena.web.charts import Chart, frontier_chart
 from arena.web.env import page_path
-from arena.web.refs import CohortInfo, cohort_infos, site_market_ids
+from arena.web.refs import CohortInfo, cohort_infos
 from arena.web.score_charts import IntervalRow, interval_chart
 from arena.web.values import num
 
@@ -125,10 +125,9 @@ def index_context(engine: Engine, as_of: datetime, standings: Standings | None =
     `frontier`: the cost–skill frontier's JSON rows (`read.frontier`), when the caller has them."""
     st = standings if standings is not None and standings.overall is not None else \
         load_standings(engine, as_of, None, with_overall=True)
-    with engine.connect() as conn:
-        infos = cohort_infos(conn)
-        n_markets = len(site_market_ids(conn)) if n_markets is None else n_markets
-        n_fills = int(conn.execute(select(func.count()).select_from(FillRow)).scalar_one())
+    infos = cohort_infos(engine, as_of)
+    n_markets = len(touched_market_ids(engine, as_of)) if n_markets is None else n_markets
+    n_fills = dict(row_counts(engine, as_of, ["fills"]))["fills"]
     links: dict[str, list[AgentLink]] = defaultdict(list)
     for cid in infos:
         for r in st.by_cohort.get(cid, ()):

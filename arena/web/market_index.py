@@ -1,6 +1,6 @@
 """Markets as lists: the site's market index (every market the arena touched, with its venue, category, status,
 close time and how much the cohorts used it) and each cohort's own markets (its forecast set and what its agents
-traded). Reads the store once per list; the page only reshapes.
+traded), from what `read.market_list` reads once per list; the page only reshapes.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import distinct, func, select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.store.tables import AgentRow, FillRow, ForecastRow, MarketRow
+from arena.read.market_list import MarketListFacts, market_list_facts, market_usage
 from arena.web.env import page_path
-from arena.web.refs import site_market_ids
+from arena.read.touched_markets import touched_market_ids
 
 
 @dataclass(frozen=True)
@@ -42,38 +41,7 @@ class MarketIndexPage:
     statuses: tuple[str, ...]
 
 
-def _usage(engine: Engine, cohort_ids: Sequence[int] | None = None
-           ) -> tuple[dict[int, set[str]], dict[tuple[int, str], tuple[int, int]]]:
-    """(cohort id → its forecast-set market ids, (cohort id, market id) → (buy fills, agents with one))."""
-    fq = (select(AgentRow.cohort_id, ForecastRow.market_id).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
-          .where(ForecastRow.source == "forecast_set").distinct())
-    bq = (select(FillRow.cohort_id, FillRow.market_id, func.count(), func.count(distinct(FillRow.agent_id)))
-          .where(FillRow.kind == "buy").group_by(FillRow.cohort_id, FillRow.market_id))
-    if cohort_ids is not None:
-        fq = fq.where(AgentRow.cohort_id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
-        bq = bq.where(FillRow.cohort_id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
-    asked: dict[int, set[str]] = defaultdict(set)
-    traded: dict[tuple[int, str], tuple[int, int]] = {}
-    with engine.connect() as conn:
-        for cid, mid in conn.execute(fq).all():
-            asked[cid].add(mid)
-        for cid, mid, n, agents in conn.execute(bq).all():
-            traded[(cid, mid)] = (int(n), int(agents))
-    return asked, traded
-
-
-def _markets(engine: Engine, ids: Sequence[str]) -> dict[str, tuple]:
-    q = select(MarketRow.id, MarketRow.question, MarketRow.venue, MarketRow.category, MarketRow.status,
-               MarketRow.close_time)
-    out = {}
-    with engine.connect() as conn:
-        for lo in range(0, len(ids), 5000):
-            chunk = list(ids[lo : lo + 5000])
-            out.update({r[0]: r for r in conn.execute(q.where(MarketRow.id.in_(chunk))).all()})  # type: ignore
-    return out
-
-
-def _row(m: tuple, cohorts: int, in_set: bool, bets: int, bettors: int) -> MarketListRow:
+def _row(m: MarketListFacts, cohorts: int, in_set: bool, bets: int, bettors: int) -> MarketListRow:
     mid, question, venue, category, status, close = m
     return MarketListRow(mid, page_path("market", mid), question, venue, category or "", status,
                          utc(close) if close is not None else None, cohorts, in_set, bets, bettors)
@@ -83,9 +51,8 @@ def market_index_context(engine: Engine, as_of: datetime, ids: Sequence[str] | N
     """Every market with a page, newest close first (`ids`: those markets, when the caller knows them — a render's
     page keys list them)."""
     if ids is None:
-        with engine.connect() as conn:
-            ids = sorted(site_market_ids(conn))
-    asked, traded = _usage(engine)
+        ids = sorted(touched_market_ids(engine, as_of))
+    asked, traded = market_usage(engine, as_of)
     cohorts_of: dict[str, set[int]] = defaultdict(set)
     bets: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for cid, mids in asked.items():
@@ -95,7 +62,7 @@ def market_index_context(engine: Engine, as_of: datetime, ids: Sequence[str] | N
         cohorts_of[mid].add(cid)
         bets[mid][0] += n
         bets[mid][1] += agents
-    info = _markets(engine, ids)
+    info = market_list_facts(engine, as_of, ids)
     asked_any = set().union(*asked.values()) if asked else set()
     rows = [_row(info[mid], len(cohorts_of[mid]), mid in asked_any, *bets[mid]) for mid in ids if mid in info]
     rows.sort(key=lambda r: (r.close_time is None, -(r.close_time.timestamp() if r.close_time else 0), r.market_id))
@@ -103,17 +70,17 @@ def market_index_context(engine: Engine, as_of: datetime, ids: Sequence[str] | N
                            tuple(sorted({r.status for r in rows})))
 
 
-def cohort_markets(engine: Engine, cohort_ids: Sequence[int] | None = None
+def cohort_markets(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | None = None
                    ) -> dict[int, tuple[MarketListRow, ...]]:
     """cohort id → its markets: the forecast set first (asked of every agent), then the other markets its agents
     traded, each with its bets and bettors in that cohort."""
-    asked, traded = _usage(engine, cohort_ids)
+    asked, traded = market_usage(engine, as_of, cohort_ids)
     per: dict[int, set[str]] = defaultdict(set)
     for cid, mids in asked.items():
         per[cid] |= mids
     for cid, mid in traded:
         per[cid].add(mid)
-    info = _markets(engine, sorted({m for mids in per.values() for m in mids}))
+    info = market_list_facts(engine, as_of, sorted({m for mids in per.values() for m in mids}))
     out = {}
     for cid, mids in per.items():
         rows = [_row(info[m], 1, m in asked.get(cid, ()), *traded.get((cid, m), (0, 0))) for m in mids if m in info]

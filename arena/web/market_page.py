@@ -1,5 +1,6 @@
 """The market page: the market's facts, latest prices, resolutions, price chart with the agents' trades, and the
-trades themselves. Built for every market the arena touched (None) or a few.
+trades themselves. Built for every market the arena touched (None) or a few, from what `read.market_history`
+reads; only reshapes.
 """
 
 from __future__ import annotations
@@ -10,19 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
 from arena.domain.market import NO, YES
 from arena.domain.valuation import complement_ppm
 from arena.money import MICRO
-from arena.read.market_forecasts import market_forecasts
+from arena.read.market_history import market_history
 from arena.read.question_difficulty import question_difficulties
-from arena.store.tables import AgentRow, CohortRow, FillRow, MarketRow, PriceSnapshotRow, ResolutionRow
 from arena.web.charts import Chart, price_chart
 from arena.web.env import money, page_path
-from arena.web.refs import where_in, site_market_ids
+from arena.read.touched_markets import touched_market_ids
 from arena.web.values import NAN
 
 
@@ -101,33 +100,14 @@ def _safe_url(url: str) -> str:
 
 def market_contexts(engine: Engine, as_of: datetime, market_ids: Sequence[str] | None = None) -> dict[str, MarketPage]:
     """Market pages by market id (None: every market the arena touched)."""
-    with engine.connect() as conn:
-        keys = sorted(site_market_ids(conn, market_ids))
-        if not keys:
-            return {}
-        filt = None if market_ids is None else keys
-        mq = select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.description, MarketRow.kind,
-                    MarketRow.status, MarketRow.outcomes, MarketRow.outcome_labels, MarketRow.close_time,
-                    MarketRow.url, MarketRow.category)
-        wanted = set(keys)
-        markets = [m for m in conn.execute(where_in(mq, MarketRow.id, filt)).all() if m[0] in wanted]
-        pq = (select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
-                     PriceSnapshotRow.price_ppm)
-              .where(PriceSnapshotRow.observed_at <= as_of, PriceSnapshotRow.fetched_at <= as_of)
-              .order_by(PriceSnapshotRow.market_id, PriceSnapshotRow.observed_at, PriceSnapshotRow.id))
-        prices = conn.execute(where_in(pq, PriceSnapshotRow.market_id, filt)).all()
-        tq = (select(FillRow.market_id, FillRow.at, FillRow.agent_id, AgentRow.name, CohortRow.name, FillRow.kind,
-                     FillRow.outcome, FillRow.shares, FillRow.price_ppm, FillRow.cash_micros)
-              .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
-              # by time, then seat (ids made in lineup order), then the seat's own fills in the order recorded:
-              # seats deciding at once record their fills in any order, which must not reorder the page
-              .order_by(FillRow.at, FillRow.cohort_id, FillRow.agent_id, FillRow.id))
-        trades = conn.execute(where_in(tq, FillRow.market_id, filt)).all()
-        rq = (select(ResolutionRow.market_id, ResolutionRow.version, ResolutionRow.kind, ResolutionRow.payouts,
-                     ResolutionRow.resolved_at, ResolutionRow.recorded_at, ResolutionRow.source)
-              .order_by(ResolutionRow.market_id, ResolutionRow.version))
-        resolutions = conn.execute(where_in(rq, ResolutionRow.market_id, filt)).all()
-        fstats = market_forecasts(conn, filt)
+    keys = sorted(touched_market_ids(engine, as_of, market_ids))
+    if not keys:
+        return {}
+    filt = None if market_ids is None else keys
+    wanted = set(keys)
+    history = market_history(engine, as_of, filt)
+    markets = [m for m in history.markets if m[0] in wanted]
+    prices, trades, resolutions, fstats = history.prices, history.trades, history.resolutions, history.forecasts
     hard_by: dict[str, list[QuestionDifficultyView]] = defaultdict(list)
     for r in question_difficulties(engine, as_of, market_ids=filt).itertuples(index=False):
         hard_by[str(r.market_id)].append(QuestionDifficultyView(

@@ -154,8 +154,7 @@ Seats = dict[str, list[tuple[CohortInfo, AgentScore]]]  # model → its (cohort,
 
 def model_seats(engine: Engine, standings: Standings, names: Sequence[str] | None = None) -> Seats:
     """Each model's seats (names None: every model that took part in a cohort), in cohort order."""
-    with engine.connect() as conn:
-        infos = cohort_infos(conn)
+    infos = cohort_infos(engine, standings.as_of)
     seats: Seats = {}
     for cid, info in infos.items():
         for r in standings.by_cohort.get(cid, ()):

@@ -35,10 +35,10 @@ from arena.web.statistics_page import statistics_context
 def _api_page(engine: Engine, as_of: datetime, folder: str, key: str) -> Page | None:
     doc = boards_json(compute_boards(engine, as_of))
     if folder == "cohorts":
-        name = cohort_name(engine, key)
+        name = cohort_name(engine, as_of, key)
         cpage = cohort_contexts(engine, as_of, [name]).get(name) if name is not None else None
         return None if cpage is None else ("application/json; charset=utf-8", cohort_json(cpage, doc))
-    name = model_name(engine, key)
+    name = model_name(engine, as_of, key)
     mpage = model_contexts(engine, as_of, [name]).get(name) if name is not None else None
     return None if mpage is None else ("application/json; charset=utf-8", model_json(mpage, doc))
 
@@ -102,7 +102,7 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         return html, render_page(TEMPLATE[kind], builders[path](), path)
     year = re.fullmatch(r"models/([^/]+)/([0-9]{4})\.html", path)
     if year is not None:
-        name = model_name(engine, year.group(1))
+        name = model_name(engine, as_of, year.group(1))
         pages = model_year_contexts(engine, as_of, [(name, int(year.group(2)))]) if name is not None else {}
         return None if not pages else (html, render_page(TEMPLATE["model_year"], next(iter(pages.values())), path))
     m = re.fullmatch(r"(cohorts|agents|markets|models)/([^/]+)\.html", path)
@@ -116,7 +116,7 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
         page = agent_contexts(engine, as_of, [int(key)]).get(int(key))
         kind = "agent"
     elif folder == "cohorts" and key.endswith("-statistics"):
-        name = cohort_name(engine, key[: -len("-statistics")])
+        name = cohort_name(engine, as_of, key[: -len("-statistics")])
         if name is None:
             return None
         st = cohort_statistics(engine, as_of, [name], n_boot=STATISTICS_DRAWS).get(name)
@@ -124,15 +124,15 @@ def render_path(engine: Engine, path: str, as_of: datetime) -> Page | None:
                 if st is not None else None)
         kind = "statistics"
     elif folder == "models":
-        name = model_name(engine, key)
+        name = model_name(engine, as_of, key)
         page = model_contexts(engine, as_of, [name]).get(name) if name is not None else None
         kind = "model"
     elif folder == "cohorts":
-        name = cohort_name(engine, key)
+        name = cohort_name(engine, as_of, key)
         page = cohort_contexts(engine, as_of, [name]).get(name) if name is not None else None
         kind = "cohort"
     else:
-        mid = market_id_of(engine, key)
+        mid = market_id_of(engine, as_of, key)
         page = market_contexts(engine, as_of, [mid]).get(mid) if mid is not None else None
         kind = "market"
     if page is None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 
-from sqlalchemy import select
+from datetime import datetime
+
 from sqlalchemy.engine import Engine
 
-from arena.store.tables import AgentRow, CohortRow
+from arena.read.agent_activity import agent_names
+from arena.read.cohorts import cohort_names
+from arena.read.touched_markets import touched_market_ids
 from arena.web.env import slug
-from arena.web.refs import site_market_ids
 
 
 _HEX = re.compile(r"[0-9a-f]{2}")
@@ -46,25 +48,23 @@ def unslug(s: str) -> str | None:
     return key if slug(key) == s else None
 
 
-def cohort_name(engine: Engine, s: str) -> str | None:
+def cohort_name(engine: Engine, as_of: datetime, s: str) -> str | None:
     name = unslug(s)
     if name is not None:
         return name
-    with engine.connect() as conn:  # an overlong (hashed) slug: find the cohort whose slug it is
-        return next((n for n in conn.scalars(select(CohortRow.name)) if slug(n) == s), None)
+    # an overlong (hashed) slug: find the cohort whose slug it is
+    return next((n for n in cohort_names(engine, as_of) if slug(n) == s), None)
 
 
-def model_name(engine: Engine, s: str) -> str | None:
+def model_name(engine: Engine, as_of: datetime, s: str) -> str | None:
     name = unslug(s)
     if name is not None:
         return name
-    with engine.connect() as conn:  # an overlong (hashed) slug
-        return next((n for n in conn.scalars(select(AgentRow.name).distinct()) if slug(n) == s), None)
+    return next((n for n in agent_names(engine, as_of) if slug(n) == s), None)  # an overlong (hashed) slug
 
 
-def market_id_of(engine: Engine, s: str) -> str | None:
+def market_id_of(engine: Engine, as_of: datetime, s: str) -> str | None:
     mid = unslug(s)
     if mid is not None:
         return mid
-    with engine.connect() as conn:
-        return next((m for m in site_market_ids(conn) if slug(m) == s), None)
+    return next((m for m in touched_market_ids(engine, as_of) if slug(m) == s), None)

@@ -13,16 +13,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
 from arena.read.ablation import PairComparison, compare_pairs
+from arena.read.cohorts import cohort_statuses
 from arena.read.point_in_time import backend, remember_backend, store_as_of
 from arena.read.standings import boards_json, standings as compute_boards
 from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
 from arena.store.fingerprints import one_reading
-from arena.store.tables import CohortRow
 from arena.web.agent_page import agent_contexts
 from arena.read.frontier import frontier_records, model_frontier
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, frontier_json, cohort_api_path, cohort_json, decomposition_json,
@@ -135,15 +134,14 @@ def _market_pages(url: str, site: SiteManifest, as_of: datetime, plan: Plan, sou
         engine.dispose()
 
 
-def _statistics_wanted(engine: Engine, out: Path, statistics: str, keys: PageKeys | None = None,
+def _statistics_wanted(engine: Engine, as_of: datetime, out: Path, statistics: str, keys: PageKeys | None = None,
                        site: SiteManifest | None = None) -> list[str]:
     """The cohorts whose statistics page a render computes. "all": every cohort; "open": open cohorts and cohorts
     whose page is missing (a completed cohort's facts no longer change), and — with page keys — a completed
     cohort whose key moved, but no cohort whose page was written from its current key; "none": none."""
     if statistics == "none":
         return []
-    with engine.connect() as conn:
-        rows = conn.execute(select(CohortRow.name, CohortRow.status)).all()
+    rows = cohort_statuses(engine, as_of)
     if statistics == "all":
         return [n for n, _ in rows]
     out_names = []
@@ -169,7 +167,7 @@ def statistics_pages(engine: Engine, out: Path | SiteManifest, as_of: datetime, 
     names the cohorts. `ablations`: the ablation pairs already compared for the cohort pages (None: compared
     here)."""
     site = out if isinstance(out, SiteManifest) else SiteManifest(Path(out))
-    names = statistics if isinstance(statistics, list) else _statistics_wanted(engine, site.out, statistics)
+    names = statistics if isinstance(statistics, list) else _statistics_wanted(engine, as_of, site.out, statistics)
     if statistics == "none":
         return {}
     if not names:
@@ -254,7 +252,7 @@ def _plan(engine: Engine, site: SiteManifest, as_of: datetime, statistics: str) 
     return Plan(keys, None if all_cohorts else stale,
                 None if all_cohorts else [a for n in stale for a in keys.agents.get(n, ())],
                 None if all_markets else markets,
-                None if statistics == "none" else _statistics_wanted(engine, site.out, statistics, keys, site),
+                None if statistics == "none" else _statistics_wanted(engine, as_of, site.out, statistics, keys, site),
                 {"cohort": len(keys.cohorts) - len(stale), "agent": kept_agents,
                  "market": len(keys.markets) - len(markets), "markets": 0 if listed else 1}, list_key if listed else "")
 

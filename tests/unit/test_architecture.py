@@ -120,3 +120,61 @@ def test_every_set_based_frame_is_read_through_the_read_model():
         defined_elsewhere += [f"{f.relative_to(ARENA)}: {n.name}" for n in tree.body
                               if isinstance(n, ast.FunctionDef) and n.name in frames.__all__]
     assert defined_elsewhere == []
+
+
+# --- issue 29: page modules receive what the readers (arena/read) return and issue no SQL ---------------------------
+
+SQL_BUILDERS = {"sqlalchemy": {"select", "text", "func"}, "sqlmodel": {"select"}}
+SQL_CALLS = {"execute", "exec_driver_sql", "scalars", "scalar"}  # a connection's or session's ways to run SQL
+WEB_SQL_ALLOWED = {"page_keys.py"}  # its keys are being reworked apart (issue 29); it still reads the store
+
+
+def _sql_in_source(source: str) -> list[str]:
+    """Where `source` builds or runs SQL: a `select`/`text`/`func` imported from sqlalchemy (or `select` from
+    sqlmodel), the same reached through the imported module (`sa.select`), or a call of `.execute(` and its
+    kin."""
+    found = []
+    modules: dict[str, str] = {}  # local name → the SQL library it names
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            root = node.module.split(".")[0]
+            bad = SQL_BUILDERS.get(root, set())
+            found += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names if a.name in bad]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                root = a.name.split(".")[0]
+                if root in SQL_BUILDERS:
+                    modules[a.asname or root] = root
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr in SQL_BUILDERS[modules[node.value.id]]):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
+            found.append(f"line {node.lineno}: .{node.func.attr}(")
+    return found
+
+
+def test_web_pages_issue_no_sql():
+    offenders = [f"{f.relative_to(ARENA)} {where}" for f in sorted(WEB.rglob("*.py")) if f.name not in WEB_SQL_ALLOWED
+                 for where in _sql_in_source(f.read_text())]
+    assert offenders == []
+
+
+def test_the_no_sql_check_catches_a_planted_query():
+    """The check above would pass vacuously if it missed SQL: plant each kind of violation and see it caught."""
+    planted = {
+        "from sqlalchemy import select\n": "from sqlalchemy import select",
+        "from sqlalchemy import func as f\n": "from sqlalchemy import func",
+        "from sqlalchemy.sql.expression import text\n": "import text",
+        "from sqlmodel import Session, select\n": "from sqlmodel import select",
+        "import sqlalchemy as sa\nq = sa.select(1)\n": "sa.select",
+        "def f(conn, q):\n    return conn.execute(q).all()\n": ".execute(",
+        "def f(s, q):\n    return s.scalars(q)\n": ".scalars(",
+    }
+    for source, expected in planted.items():
+        found = _sql_in_source(source)
+        assert len(found) == 1 and expected in found[0], (source, found)
+    clean = ("from sqlalchemy.engine import Engine\nfrom arena.read.cohorts import cohort_cards\n"
+             "def f(engine: Engine, as_of):\n    return cohort_cards(engine, as_of)\n")
+    assert _sql_in_source(clean) == []
