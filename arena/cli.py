@@ -164,7 +164,7 @@ def _demo(args: argparse.Namespace) -> int:
     from arena.report import terminal_width
 
     decisions = ", ".join(f"{n} {status}" for status, n in sorted(report.decisions.items())) or "none"
-    n_standin = len(agents) - n_scripted - (len(config.llm_agents) if args.llm else 0)  # the stand-in seats
+    n_standin = len(agents) - n_scripted - (len(config.llm_agents) if args.llm else 0)
     seats = f"{n_scripted} scripted agents" + (f" + {n_standin} stand-in LLM seats" if n_standin else "") \
         + (f" + {len(config.llm_agents)} LLM agents" if args.llm else "")
     lines = [f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
