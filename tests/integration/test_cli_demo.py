@@ -244,9 +244,9 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
     from arena.read import export
     from arena.store.tables import ForecastRow, MarketRow, ModelCallRow, PriceSnapshotRow
 
-    assert main([*SMALL, "--db", db_url]) == 0
+    assert main([*SMALL, "--no-standin", "--db", db_url]) == 0
     engine = make_engine(db_url)
-    with Session(engine) as s:  # the demo's agents are scripted: give one decision two recorded calls
+    with Session(engine) as s:  # without its stand-in seats the demo calls no model: give a decision two calls
         decision = s.scalars(select(DecisionRow).order_by(DecisionRow.id)).first()
         for attempt, cost in ((1, 1_234), (2, 2_000)):
             s.add(ModelCallRow(decision_id=decision.id, attempt=attempt, prompt=f"prompt {attempt}",
