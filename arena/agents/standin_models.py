@@ -78,7 +78,7 @@ class StandinModel:
 # Cheap and coarse, dear and close to the price, and one in between that is both dearer and worse than the cheap
 # one (dominated), so the frontier shows a trade-off and a model off it.
 STANDIN_MODELS = (
-    StandinModel("standin-cheap", "standin/cheap", shrink=0.6, noise_sd=0.0, input_per_million=0.10,
+    StandinModel("standin-cheap", "standin/cheap", shrink=0.4, noise_sd=0.0, input_per_million=0.10,
                  output_per_million=0.40),
     StandinModel("standin-mid", "standin/mid", shrink=1.0, noise_sd=0.9, input_per_million=1.00,
                  output_per_million=4.00),
