@@ -93,6 +93,17 @@ def _demo(args: argparse.Namespace) -> int:
 
     lineup = [LineupEntry(a.name, "scripted", config={"version": getattr(a, "version", ""),
                                                       **DEMO_ABLATION.get(a.name, {})}) for a in agents]
+    n_scripted = len(agents)
+    standins = None
+    if not args.no_standin:
+        # LLM seats through the real LLM path (prompt, HTTP, parse, cost) against a local stand-in model on
+        # 127.0.0.1: the demo's model calls, with a cost, and so its cost–skill frontier (the server starts once
+        # the database is open, so a refused flag above leaves no server behind)
+        from arena.agents.standin_models import STANDIN_MODELS, standin_server
+
+        standins = standin_server(args.seed)
+        for m in STANDIN_MODELS:
+            lineup.append(LineupEntry(m.name, "llm", m.model, m.config().to_json()))
     if args.llm:
         import os
 
@@ -130,23 +141,43 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"--force: emptied {engine.url.render_as_string(hide_password=True)} to start the demo over", flush=True)
     from arena.progress import Progress
 
-    with Progress((until - start).days + 1, "arena demo", unit="day") as bar:
-        report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,  # type: ignore[arg-type]
-                          rules, lineup, until, forecast_k=args.forecast_k,
-                          on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
-        # the run stops once every cohort has completed: the count it reached is the run's length
-        bar.finish(f"every cohort completed (at most {(until - start).days + 1} days)")
+    if standins is not None:
+        from arena.agents.standin_models import standin_agents
+
+        standins.start()
+        agents.extend(standin_agents(standins.base_url))
+    try:
+        with Progress((until - start).days + 1, "arena demo", unit="day") as bar:
+            report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,  # type: ignore[arg-type]
+                              rules, lineup, until, forecast_k=args.forecast_k,
+                              on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
+            # the run stops once every cohort has completed: the count it reached is the run's length
+            bar.finish(f"every cohort completed (at most {(until - start).days + 1} days)")
+    finally:
+        if standins is not None:
+            for agent in agents[n_scripted:]:
+                getattr(agent, "close", lambda: None)()
+            standins.stop()
     as_of = start + timedelta(days=report.days)
     import textwrap
 
     from arena.report import terminal_width
 
     decisions = ", ".join(f"{n} {status}" for status, n in sorted(report.decisions.items())) or "none"
-    for line in (f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
-                 f"× {len(agents)} scripted agents, {report.days} simulated days",
-                 f"decisions: {decisions}; fills: {report.fills} bets/sells, {report.settled} settlements, "
-                 f"{report.refunded} refunds (voided markets); completed cohorts: "
-                 f"{len(report.completed)}/{len(report.cohorts)}"):
+    n_standin = len(agents) - n_scripted - (len(config.llm_agents) if args.llm else 0)
+    seats = f"{n_scripted} scripted agents" + (f" + {n_standin} stand-in LLM seats" if n_standin else "") \
+        + (f" + {len(config.llm_agents)} LLM agents" if args.llm else "")
+    lines = [f"arena demo — seed {args.seed}: {what}, {len(report.cohorts)} weekly cohorts "
+             f"× {seats}, {report.days} simulated days",
+             f"decisions: {decisions}; fills: {report.fills} bets/sells, {report.settled} settlements, "
+             f"{report.refunded} refunds (voided markets); completed cohorts: "
+             f"{len(report.completed)}/{len(report.cohorts)}"]
+    if standins is not None:
+        from arena.agents.standin_models import STANDIN_MODELS, STANDIN_NOTE
+
+        lines.append(f"{', '.join(m.name for m in STANDIN_MODELS)}: {STANDIN_NOTE} (--no-standin leaves them "
+                     f"out; `arena demo --llm` adds real models)")
+    for line in lines:
         print(textwrap.fill(line, width=terminal_width(), break_on_hyphens=False))
     print()
     boards = standings(engine, as_of)
@@ -156,6 +187,12 @@ def _demo(args: argparse.Namespace) -> int:
     risk = risk_report(boards)
     if risk.text:
         print(risk.text)
+        print()
+    if standins is not None or args.llm:
+        from arena.read.frontier import model_frontier
+        from arena.report import frontier_report
+
+        print(frontier_report(model_frontier(engine, as_of)))
         print()
     print(legend(headers=shown.headers + risk.headers))
     print(hint(shown))
@@ -947,7 +984,8 @@ def parser() -> argparse.ArgumentParser:
                             "written in the data directory (ARENA_DATA_DIR, else ./db) unless --db names one.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    d = sub.add_parser("demo", help="run simulated weekly cohorts of scripted agents offline and print leaderboards")
+    d = sub.add_parser("demo", help="run simulated weekly cohorts of scripted agents and stand-in LLM seats offline "
+                                    "and print leaderboards")
     d.add_argument("--seed", type=int, default=7, help="seed of the simulated markets and the scripted agents")
     d.add_argument("--cohorts", type=count(1, 520), default=4, help="weekly cohorts to open")
     d.add_argument("--decision-weeks", type=count(1, 104), default=4, help="weekly decision rounds per cohort")
@@ -967,6 +1005,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--db", default=None, help="SQLAlchemy URL (default: a fresh "
                    "demo-seed<SEED>.sqlite in the data directory: ARENA_DATA_DIR, else ./db)")
     d.add_argument("--llm", action="store_true", help="add the configured LLM agents (their keys must be set)")
+    d.add_argument("--no-standin", action="store_true",
+                   help="leave out the stand-in LLM seats (standin-cheap, standin-mid, standin-dear: a local "
+                        "stand-in model on 127.0.0.1, not a real LLM, that runs the LLM path offline)")
     d.add_argument("--config", default=None, help="with --llm: the arena TOML (default ./arena.toml)")
     d.add_argument("--force", action="store_true",
                    help="with --db: empty that database (every arena table) and start the demo over, even if it "

@@ -350,6 +350,45 @@ def risk_report(boards: Any, *, width: int | None = None) -> Report:
     return Report(_wrap(title, width) + "\n" + text, hidden, headers)
 
 
+def _sig3(x: float) -> str:
+    """A non-negative amount to three significant digits ("0.0303", "0.935", "12.4"); "—" when unknown."""
+    if _missing(x):
+        return "—"
+    if x <= 0:
+        return "0"
+    return f"{x:.{max(1, 2 - math.floor(math.log10(x)))}f}"
+
+
+def frontier_report(frontier: pd.DataFrame, *, width: int | None = None) -> str:
+    """The cost–skill frontier (`scoring.frontier.FRONTIER_COLUMNS`) as a titled table: each model's USD per 1,000
+    resolved forecasts and Brier − market with their 95 % intervals, its calls, whether it is on the frontier and
+    the probability that another model is both cheaper and better; then the rule."""
+    from arena.scoring.frontier import FRONTIER_RULE
+
+    width = terminal_width() if width is None else width
+    title = _wrap("== cost–skill frontier (per model with a reported call cost) ==", width)
+    if not len(frontier):
+        return title + "\nno model call has reported a cost yet"
+
+    def skill(v: float) -> str:
+        return "—" if _missing(v) else f"{v:+.3f}"
+
+    rows = []
+    for rec in frontier.to_dict("records"):
+        usd = [_sig3(1000 * rec[k]) for k in ("cost_usd", "cost_usd_lo", "cost_usd_hi")]
+        rows.append([str(rec["model"]), f"{usd[0]} [{usd[1]}, {usd[2]}]",
+                     f"{skill(rec['brier_minus_market'])} [{skill(rec['brier_minus_market_lo'])}, "
+                     f"{skill(rec['brier_minus_market_hi'])}]",
+                     f"{int(rec['n_calls']):,}", f"{int(rec['n_resolved']):,}",
+                     "yes" if rec["on_frontier"] else "no",
+                     "—" if _missing(rec["p_dominated"]) else f"{rec['p_dominated']:.2f}"])
+    headers = ["model", "$/1k resolved [95% CI]", "F-mkt [95% CI]", "calls", "resolved", "frontier", "P(dom)"]
+    text = _render(headers, rows, [False, True, True, True, True, False, True], width)
+    rule = (f"$/1k resolved: USD per 1,000 resolved forecasts; F-mkt: Brier − market (lower is better); "
+            f"P(dom): p_dominated. {FRONTIER_RULE[0].upper()}{FRONTIER_RULE[1:]}.")
+    return f"{title}\n{text}\n{_wrap(rule, width)}"
+
+
 def headroom_line(room: Any) -> str:
     """"; headroom: …" of a cohort's forecast sets (`scoring.headroom`), "" when none was asked."""
     if room is None or not room.n_questions:
@@ -385,5 +424,6 @@ def hint(report: Report, width: int | None = None) -> str:
     return _wrap(f"{more}--legend explains every column.", width)
 
 
-__all__ = ["DEFAULT_WIDTH", "LEGEND", "LEGEND_ENTRIES", "PRIORITY", "Report", "boards_report", "hint", "legend",
+__all__ = ["DEFAULT_WIDTH", "LEGEND", "LEGEND_ENTRIES", "PRIORITY", "Report", "boards_report", "frontier_report",
+           "hint", "legend",
            "render_boards", "risk_report", "table", "terminal_width"]

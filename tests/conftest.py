@@ -134,7 +134,7 @@ SLOW_MODULES = {
     "tests/integration/test_read_model_joins.py", "tests/integration/test_decomposition_service.py",
     "tests/integration/test_healing.py", "tests/integration/test_ops_guards.py", "tests/web/test_browser.py",
     "tests/web/test_incremental_render.py", "tests/web/test_point_in_time.py",
-    "tests/web/test_operations_render_state.py",
+    "tests/web/test_operations_render_state.py", "tests/integration/test_demo_frontier.py",
 }
 SLOW_TESTS = {
     "tests/integration/test_sync.py::test_replay_settlement_matches_every_recorded_resolution",

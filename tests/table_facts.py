@@ -3,8 +3,9 @@
 Each row becomes a tuple of its columns, with surrogate ids replaced by what they point at (a cohort by its
 name, an agent by its cohort and name, a decision by its agent and round), and the columns that record *how*
 the work was done rather than what happened dropped: the claim holders, leases, heartbeats and attempt counts
-of a resumed claim, wall-clock latencies. Tables that are memos (caches) or the record of the work itself
-(job runs, sync runs, decision attempts, model calls) are left to the caller: name them in `skip`."""
+of a resumed claim, wall-clock latencies (a model call's latency_s too). Tables that are memos (caches) or the
+record of the work itself (job runs, sync runs, decision attempts, model calls) are left to the caller: name them
+in `skip`."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import arena.store.tables  # noqa: F401 - registers the tables
 from arena.store.engine import make_engine
 
 HOW_COLUMNS = frozenset({"id", "claimed_by", "lease_until", "heartbeat_at", "runner", "attempts", "claimed_at",
-                         "latency_ms", "completed_at", "started_at", "finished_at", "error",
+                         "latency_ms", "latency_s", "completed_at", "started_at", "finished_at", "error",
                          "key"})  # a fill's key holds its decision's surrogate id
 MEMOS = frozenset({"board_cache", "frame_cache", "alembic_version"})
 

@@ -45,10 +45,16 @@ def model_costs(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
 
 def call_costs(engine: Engine, names: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per stored model call: agent (the model: its seat's name) and cost_micros (float; NaN where the
-    call reported no cost) — what `scoring.frontier` resamples. names: only these models (None: every one)."""
+    call reported no cost) — what `scoring.frontier` resamples. names: only these models (None: every one).
+
+    In the order of the calls' natural keys (seat, round, call number), not of their row ids: seats that decide
+    at once write their calls in any order, and the seeded bootstrap must draw the same calls from the same
+    facts."""
     q = (select(AgentRow.name, ModelCallRow.cost_micros)
          .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
-         .join(AgentRow, AgentRow.id == DecisionRow.agent_id).order_by(ModelCallRow.id))
+         .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
+         .order_by(AgentRow.name, AgentRow.cohort_id, DecisionRow.round_key, ModelCallRow.decision_attempt,
+                   ModelCallRow.replicate, ModelCallRow.attempt))
     if names is not None:
         q = q.where(AgentRow.name.in_(list(names)))  # type: ignore[attr-defined]
     with engine.connect() as conn:

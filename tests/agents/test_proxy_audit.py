@@ -81,14 +81,14 @@ def test_the_agent_page_shows_a_proxied_decision_with_its_tool_calls(engine, sta
         aid = s.scalar(select(AgentRow.id).where(AgentRow.name == "tool-user"))
         calls = s.scalars(select(ModelCallRow).join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
                           .where(DecisionRow.agent_id == aid).order_by(ModelCallRow.attempt)).all()
-        decision_id = calls[0].decision_id
+        round_key = s.get(DecisionRow, calls[0].decision_id).round_key
     assert [c.upstream_model for c in calls] == ["openai/gpt-4o-2024-08-06"] * 2  # stored on every call
     assert [c.reasoning_content for c in calls] == [THINKING] * 2 and {c.provider for c in calls} == {"openai"}
     assert [c.cost_micros for c in calls] == [1230, 1230]
     tokens = (sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls))
 
     _, html = render_path(engine, f"agents/{aid}.html", DECIDE_AT.replace(hour=2))
-    usage = html.split(f'id="usage-{decision_id}">', 1)[1].split("</p>", 1)[0]
+    usage = html.split(f'id="usage-{round_key}">', 1)[1].split("</p>", 1)[0]
     assert "2 model calls" in usage and "<code>vendor/tool-user → openai/gpt-4o-2024-08-06</code>" in usage
     assert "provider openai" in usage and f"{tokens[0]:,} + {tokens[1]:,} tokens" in usage
     assert "cost $0.0025" in usage and "1 tool call" in usage  # 2 × $0.00123, to four places
