@@ -142,8 +142,10 @@ def operations(engine: Engine, as_of: datetime, limit: int, n_cohorts: int) -> O
                .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
                .where(failed).order_by(desc(DecisionRow.id)).limit(limit))
     with engine.connect() as conn:
-        runs = [SyncRunFact._make(r) for r in conn.execute(sync_q.limit(limit)).all()]
-        errors = [SyncErrorFact._make(r) for r in conn.execute(error_q.limit(limit)).all()]
+        runs = [SyncRunFact._make(r)._replace(started_at=utc(r.started_at),
+                                              finished_at=utc(r.finished_at) if r.finished_at else None)
+                for r in conn.execute(sync_q.limit(limit)).all()]
+        errors = [SyncErrorFact._make(r)._replace(at=utc(r.at)) for r in conn.execute(error_q.limit(limit)).all()]
         jobs = [JobTotals._make(r) for r in conn.execute(jobs_q).all()]
         job_runs = [JobRunFact._make(r) for r in conn.execute(job_q.limit(limit)).all()]
         statuses = [(st, int(n)) for st, n in conn.execute(status_q).all()]

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 
 from arena.clock import utc
-from arena.read.operations import CohortRounds, operations
+from arena.read.operations import CohortRounds, SyncErrorFact, SyncRunFact, operations
 from arena.read.point_in_time import backend
 from arena.read.row_counts import row_counts
 from arena.web.env import page_path
@@ -20,34 +20,6 @@ from arena.web.values import NAN, flat
 
 
 OPERATIONS_LIMIT = 100  # rows of each operations table (newest first)
-
-
-@dataclass(frozen=True)
-class SyncRunView:
-    id: int
-    venue: str
-    started_at: datetime
-    finished_at: datetime | None
-    status: str
-    ok: int
-    skipped: int
-    failed: int
-    markets_changed: int
-    snapshots_added: int
-    resolutions_recorded: int
-    error: str
-
-
-@dataclass(frozen=True)
-class SyncErrorView:
-    sync_run_id: int
-    venue: str
-    native_id: str
-    kind: str
-    field: str
-    message: str
-    payload_excerpt: str
-    at: datetime
 
 
 @dataclass(frozen=True)
@@ -118,8 +90,8 @@ class OperationsPage:
     as_of: datetime
     backend: str
     tables: tuple[tuple[str, int], ...]
-    sync_runs: tuple[SyncRunView, ...]
-    sync_errors: tuple[SyncErrorView, ...]
+    sync_runs: tuple[SyncRunFact, ...]
+    sync_errors: tuple[SyncErrorFact, ...]
     jobs: tuple[JobSummary, ...]
     job_runs: tuple[JobRunView, ...]
     decision_statuses: tuple[tuple[str, int], ...]
@@ -132,13 +104,7 @@ def operations_context(engine: Engine, as_of: datetime, limit: int = OPERATIONS_
     """What the jobs did: row counts, venue syncs and their errors, scheduled job runs, decisions that failed."""
     tables = row_counts(engine, as_of)
     ops = operations(engine, as_of, limit, OPERATIONS_COHORTS)
-    runs = tuple(SyncRunView(r.id, r.venue, utc(r.started_at), utc(r.finished_at) if r.finished_at else None,
-                             r.status, r.ok, r.skipped, r.failed, r.markets_changed, r.snapshots_added,
-                             r.resolutions_recorded, r.error)
-                 for r in ops.sync_runs)
-    errors = tuple(SyncErrorView(r.sync_run_id, r.venue, r.native_id, r.kind, r.field, r.message,
-                                 r.payload_excerpt, utc(r.at))
-                   for r in ops.sync_errors)
+    runs, errors = tuple(ops.sync_runs), tuple(ops.sync_errors)  # times in UTC
     jobs = tuple(JobSummary(job, int(n), int(ok or 0), int(bad or 0), int(running or 0), last_period or "",
                             utc(last) if last else None)
                  for job, n, ok, bad, running, last_period, last in ops.jobs)
