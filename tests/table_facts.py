@@ -5,7 +5,8 @@ name, an agent by its cohort and name, a decision by its agent and round), and t
 the work was done rather than what happened dropped: the claim holders, leases, heartbeats and attempt counts
 of a resumed claim, wall-clock latencies (a model call's latency_s too). Tables that are memos (caches) or the
 record of the work itself (job runs, sync runs, decision attempts, model calls) are left to the caller: name them
-in `skip`."""
+in `skip`. The fact versions (`cohort_versions`, `market_versions`) count writes, not facts: a resumed run writes
+again what the killed one had begun, so its counters are higher for the same facts; they are always left out."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ HOW_COLUMNS = frozenset({"id", "claimed_by", "lease_until", "heartbeat_at", "run
                          "latency_ms", "latency_s", "completed_at", "started_at", "finished_at", "error",
                          "key"})  # a fill's key holds its decision's surrogate id
 MEMOS = frozenset({"board_cache", "frame_cache", "alembic_version"})
+WRITE_COUNTERS = frozenset({"cohort_versions", "market_versions"})
 
 
 def _norm(v: Any) -> Any:
@@ -47,7 +49,7 @@ def table_facts(url: str, skip: frozenset[str] | set[str] = frozenset(),
                          for r in c.execute(select(SQLModel.metadata.tables["decisions"]))}
             refs = {"cohort_id": cohorts, "agent_id": agents, "decision_id": decisions}
             for table in SQLModel.metadata.sorted_tables:
-                if table.name in MEMOS or table.name in skip:
+                if table.name in MEMOS or table.name in WRITE_COUNTERS or table.name in skip:
                     continue
                 cols = [col.name for col in table.columns if col.name not in HOW_COLUMNS or col.name in keep]
                 rows = []
