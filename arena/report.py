@@ -215,15 +215,19 @@ def _columns(df: pd.DataFrame, name_key: str, rank_by: str | None = None) -> lis
     return out
 
 
-def _render(headers: list[str], rows: list[list[str]], right: list[bool], width: int) -> str:
+def _render(headers: list[str], rows: list[list[str]], right: list[bool], width: int,
+            whole: int = 0) -> str:
+    """The table no wider than `width`, cells cut with an ellipsis where they must be — except in the first
+    `whole` columns, which keep their longest cell (names a reader must be able to read)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
     rule = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
     table = Table(box=rule, show_edge=False, pad_edge=False, padding=(0, 0, 0, GAP - 1), highlight=False)
-    for h, r in zip(headers, right):
-        table.add_column(h, justify="right" if r else "left", no_wrap=True, overflow="ellipsis")
+    for i, (h, r) in enumerate(zip(headers, right)):
+        keep = max([len(h)] + [len(row[i]) for row in rows]) if i < whole else None
+        table.add_column(h, justify="right" if r else "left", no_wrap=True, overflow="ellipsis", min_width=keep)
     for row in rows:
         table.add_row(*row)
     buf = io.StringIO()
@@ -383,7 +387,7 @@ def frontier_report(frontier: pd.DataFrame, *, width: int | None = None) -> str:
                      "yes" if rec["on_frontier"] else "no",
                      "—" if _missing(rec["p_dominated"]) else f"{rec['p_dominated']:.2f}"])
     headers = ["model", "$/1k resolved [95% CI]", "F-mkt [95% CI]", "calls", "resolved", "frontier", "P(dom)"]
-    text = _render(headers, rows, [False, True, True, True, True, False, True], width)
+    text = _render(headers, rows, [False, True, True, True, True, False, True], width, whole=1)
     rule = (f"$/1k resolved: USD per 1,000 resolved forecasts; F-mkt: Brier − market (lower is better); "
             f"P(dom): p_dominated. {FRONTIER_RULE[0].upper()}{FRONTIER_RULE[1:]}.")
     return f"{title}\n{text}\n{_wrap(rule, width)}"

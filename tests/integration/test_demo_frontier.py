@@ -23,6 +23,7 @@ NAMES = sorted(m.name for m in STANDIN_MODELS)
 
 
 def test_the_demo_s_stand_in_seats_fill_the_cost_skill_frontier(db_url, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")  # a narrow terminal: the table cuts its numbers, never a model's name
     for env in ("OPENROUTER_API_KEY", "ARENA_STANDIN_KEY"):
         monkeypatch.delenv(env, raising=False)  # no key anywhere: the stand-in needs none
     assert main([*SMALL, "--db", db_url]) == 0

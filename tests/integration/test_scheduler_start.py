@@ -97,11 +97,11 @@ def test_the_scheduler_prints_its_plan_at_once_then_syncs_and_renders(tmp_path):
     assert all(" next 20" in ln for ln in plan[:7]), plan
     assert {w for w in WORDS if any(w in ln for ln in plan)} == set(WORDS)
     assert plan[7].split()[0] == "render" and "after sync" in plan[7]
-    # the whole plan is out before the store is touched, within a second of the process starting — counted in
+    # the whole plan is out before the store is touched, within 1.5 s of the process starting — counted in
     # its CPU time (a CI machine under load stretches wall time for reasons that are not the scheduler's)
     noted = [ln.split("\t", 2) for ln in (tmp_path / "probe.log").read_text().splitlines()]
     cpu, db_existed, last_of_plan = noted[8]
-    assert last_of_plan.startswith("render ") and db_existed == "False" and float(cpu) <= 1.0, noted[:9]
+    assert last_of_plan.startswith("render ") and db_existed == "False" and float(cpu) <= 1.5, noted[:9]
     assert any(e == "True" for _, e, _ in noted)  # (the probe sees the store once it is opened)
     # then a catch-up: nothing ran in the last 15 minutes, so a sync now, and the site after it
     assert any(ln.startswith("catching up now: sync (none in the last 15 minutes, then render)") for ln in text)
