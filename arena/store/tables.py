@@ -429,14 +429,14 @@ class BoardCacheRow(SQLModel, table=True):
 
 
 class FrameCacheRow(SQLModel, table=True):
-    """One cohort's frames as of some time (forecast set, bets, portfolios: `services.frame_cache`), keyed by a
-    fingerprint of the facts they were read from: a memo, never a fact, like `board_cache`."""
+    """One cohort's frames as of some time (forecast set, bets, portfolios: `cache.frame_cache`), keyed by the
+    cohort's version: a memo, never a fact, like `board_cache`."""
 
     __tablename__ = "frame_cache"
 
-    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the cohort's fact marks
+    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the code digest, cohort id and version
     cohort: str = Field(max_length=100, index=True)
-    # frames, market list and market marks: a JSON header and the columns' bytes (`services.frame_cache`)
+    # frames, markets and their versions: a JSON header and the columns' bytes (`cache.frame_cache`)
     payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     stored_at: datetime = _ts()
     used_at: datetime = _ts()
