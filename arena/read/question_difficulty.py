@@ -9,7 +9,7 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.cache.frame_cache import cohort_frames
 from arena.clock import utc
@@ -28,11 +28,11 @@ def question_difficulties(engine: Engine, as_of: datetime, *, cohort_names: Sequ
         q = (select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= as_of)
              .order_by(CohortRow.period_start, CohortRow.id))
         if cohort_names is not None:
-            q = q.where(CohortRow.name.in_(list(cohort_names)))  # type: ignore[attr-defined]
+            q = q.where(col(CohortRow.name).in_(list(cohort_names)))
         if market_ids is not None:
             asked = select(ForecastQuestionRow.cohort_id).where(
-                ForecastQuestionRow.market_id.in_(list(market_ids)))  # type: ignore[attr-defined]
-            q = q.where(CohortRow.id.in_(asked))  # type: ignore[union-attr]
+                col(ForecastQuestionRow.market_id).in_(list(market_ids)))
+            q = q.where(col(CohortRow.id).in_(asked))
         cohorts = [(int(cid), str(name)) for cid, name in s.execute(q).all()]
     if not cohorts:
         return question_difficulty(pd.DataFrame())
