@@ -28,7 +28,7 @@ def question_difficulties(engine: Engine, as_of: datetime, *, cohort_names: Sequ
         q = (select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= as_of)
              .order_by(CohortRow.period_start, CohortRow.id))
         if cohort_names is not None:
-            q = q.where(CohortRow.name.in_(list(cohort_names)))  # type: ignore[attr-defined]
+            q = q.where(col(CohortRow.name).in_(list(cohort_names)))
         if market_ids is not None:
             # the cohorts that asked one of them, or forecast it (a store whose forecast-set rows were written as
             # forecasts alone, as the benchmarks' are, has no question rows): the rows the full reading keeps

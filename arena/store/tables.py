@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, Table, Text, UniqueConstraint
+from sqlalchemy import inspect as sa_inspect
 from sqlmodel import Field, SQLModel
 
 
@@ -19,6 +20,15 @@ def _ts(nullable: bool = False, index: bool = False) -> Any:
 
 def _big(nullable: bool = False) -> Any:
     return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table a table model maps to (its `__table__`), typed: SQLModel declares no `__table__`, so
+    reading it directly leaves the checker blind to the columns."""
+    table = sa_inspect(model, raiseerr=True).local_table
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not a table model")
+    return table
 
 
 class MarketRow(SQLModel, table=True):
