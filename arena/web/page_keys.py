@@ -25,18 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
 import orjson
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.cache.code import code_digest as package_digest
 from arena.cache.frame_cache import cohort_frames
-from arena.read.fact_versions import all_market_versions, cohort_versions, market_versions, versions_kept
-from arena.store.tables import AgentRow, CohortRow
+from arena.read.cohorts import cohort_lineups
+from arena.read.fact_versions import versions_kept, versions_of
 
 def code_digest() -> str:
     """The package-wide code digest (`arena.cache.code`) with the page keys' format."""
@@ -62,15 +60,9 @@ def _hash(*parts: object) -> str:
 def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
     """Every cohort's and every site market's page key, on a store holding nothing recorded after `as_of`
     (module docstring)."""
-    with engine.connect() as conn:
-        # (the standings' cohorts in the standings' order: one reading of their frames serves both)
-        names = dict(conn.execute(select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= as_of)
-                                  .order_by(CohortRow.period_start, CohortRow.id)).tuples().all())
-        ids = list(names)
-        agents: dict[str, list[int]] = defaultdict(list)
-        for aid, cid in conn.execute(select(AgentRow.id, AgentRow.cohort_id).order_by(AgentRow.id)):
-            if cid in names:
-                agents[names[cid]].append(int(aid))
+    # (the standings' cohorts in the standings' order: one reading of their frames serves both)
+    names, agents = cohort_lineups(engine, as_of)
+    ids = list(names)
     # the markets each cohort's facts name, from its frame-cache entry (kept with the cohort's version)
     frames = cohort_frames(engine, [(cid, names[cid]) for cid in ids], as_of) if ids else None
     sets = {cid: frames.touched[names[cid]] for cid in ids} if frames is not None else {}
@@ -82,20 +74,20 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
             if m in touching:
                 touching[m].append(cid)
     read = sorted({m for c in ids for m in reads[c]})
+    version: dict[int, object]
+    markets: dict[str, object]
     if versions_kept(engine) and frames is not None and set(frames.keys) == set(names.values()):
-        with engine.connect() as conn:
-            # beside its version, a cohort is named by its frame-cache entry, whose nonce is this database's own:
-            # a process serving several databases never takes one's keys for another's (`web.skill_luck` and
-            # `read.agent_standings` keep slices under these keys)
-            version: dict[int, object] = {cid: [v, frames.keys[names[cid]]]
-                                          for cid, v in cohort_versions(conn, ids).items()}
-            every = all_market_versions(conn) if len(read) > 20_000 else market_versions(conn, read)
-        markets: dict[str, object] = {m: every.get(m, 0) for m in read}
+        cohort_v, market_v = versions_of(engine, ids, read)
+        # beside its version, a cohort is named by its frame-cache entry, whose nonce is this database's own:
+        # a process serving several databases never takes one's keys for another's (`web.skill_luck` and
+        # `read.agent_standings` keep slices under these keys)
+        version = {cid: [v, frames.keys[names[cid]]] for cid, v in cohort_v.items()}
+        markets = dict(market_v)
     else:  # no versions: keys no site was written with
         version = {cid: secrets.token_hex(16) for cid in ids}
         markets = {m: secrets.token_hex(16) for m in read}
     cohorts = {names[cid]: _hash("cohort", cid, version[cid], [(m, markets[m]) for m in reads[cid]]) for cid in ids}
-    return PageKeys(cohorts, dict(agents),
+    return PageKeys(cohorts, agents,
                     {m: _hash("market", m, markets[m], [(cid, version[cid]) for cid in by]) for m, by in touching.items()},
                     {n: c for c, n in names.items()})
 
