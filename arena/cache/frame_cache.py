@@ -41,12 +41,12 @@ from arena.read.fact_versions import (all_market_versions, cohort_markets, cohor
 from arena.read.score import portfolios_frame
 from arena.store.frames import bets_frame, forecast_set_frame
 from arena.store.memo import MemoTable, Recent, read_once
-from arena.store.tables import FrameCacheRow
+from arena.store.tables import FrameCacheRow, table_of
 
 FORMAT = 5  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
-_TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
+_TABLE = table_of(FrameCacheRow)
 LATEST = "latest"
 
 

@@ -21,7 +21,7 @@ from sqlmodel import col
 
 from arena.clock import utc
 from arena.store.tables import (AgentRow, CohortVersionRow, DecisionRow, FillRow, ForecastQuestionRow, ForecastRow,
-                                MarketVersionRow, PortfolioSnapshotRow, PriceSnapshotRow, ResolutionRow)
+                                MarketVersionRow, PortfolioSnapshotRow, PriceSnapshotRow, ResolutionRow, table_of)
 
 
 def cohort_versions(conn: Connection, cohort_ids: Iterable[int]) -> dict[int, int]:
@@ -29,7 +29,7 @@ def cohort_versions(conn: Connection, cohort_ids: Iterable[int]) -> dict[int, in
     ids = sorted(set(cohort_ids))
     if not ids:
         return {}
-    t = CohortVersionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(CohortVersionRow)
     found = dict(conn.execute(select(t.c.cohort_id, t.c.version).where(t.c.cohort_id.in_(ids))).tuples().all())
     return {i: int(found.get(i, 0)) for i in ids}
 
@@ -39,7 +39,7 @@ def market_versions(conn: Connection, market_ids: Iterable[str]) -> dict[str, in
     ids = sorted(set(market_ids))
     if not ids:
         return {}
-    t = MarketVersionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketVersionRow)
     found: dict[str, int] = {}
     for i in range(0, len(ids), 2_000):
         found.update(conn.execute(select(t.c.market_id, t.c.version)
@@ -62,7 +62,7 @@ def versions_of(engine: Engine, cohort_ids: Iterable[int], market_ids: Iterable[
 
 def all_market_versions(conn: Connection) -> dict[str, int]:
     """Market id → version, for every market with one (a market missing here is at version 0)."""
-    t = MarketVersionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketVersionRow)
     return {str(m): int(v) for m, v in conn.execute(select(t.c.market_id, t.c.version)).tuples().all()}
 
 
