@@ -24,11 +24,11 @@ demo: $(STAMP)
 
 # The quick suite (the slow end-to-end tests are left out: see SLOW_MODULES in tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m "not slow" --durations=12
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" --durations=12
 
 # The slow end-to-end tests alone (processes killed and resumed, replays, the wheel, the browser); CI runs both.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m slow
+	$(BIN)/python -m pytest -n auto --dist worksteal -m slow
 
 test-all: test test-slow
 

@@ -8,10 +8,27 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.cli_args import (DB_HELP, ArenaArgumentParser, count, non_negative_int, parse_at, parse_day, path_arg,
                              positive_float, positive_int)
 from arena.errors import ArenaError, InputError
+
+if TYPE_CHECKING:  # the commands import what they use when run, so `arena --help` stays quick
+    from sqlalchemy.engine import Engine
+
+    from arena.clock import Clock
+    from arena.config import ArenaConfig
+    from arena.domain.book import OrderBook
+    from arena.domain.question_filter import QuestionFilter
+    from arena.jobs.plan import Planned
+    from arena.jobs.runtime import Runtime
+    from arena.ops.endpoint_slots import EndpointLimits
+    from arena.read.contamination import Exposure
+    from arena.usecases.pricing import BookSource
+    from arena.usecases.simulation import TimeVenue
+    from arena.venues.polymarket import PolymarketClient
+    from arena.venues.replay import ReplayVenue
 
 
 class _BadAt(ValueError):
@@ -29,7 +46,7 @@ def _time_arg(text: str | datetime, flag: str = "--at") -> datetime:
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
-def _clock(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _clock(args: argparse.Namespace) -> Clock:
     """The clock of an operational command: fixed at --at when given, else the system clock."""
     from arena.clock import FixedClock, SystemClock
 
@@ -37,7 +54,7 @@ def _clock(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return FixedClock(_time_arg(at)) if at else SystemClock()
 
 
-def _has_arena_data(engine) -> bool:  # type: ignore[no-untyped-def]
+def _has_arena_data(engine: Engine) -> bool:
     """Whether the database already holds an arena (any cohort or market)."""
     from sqlalchemy import func, select
 
@@ -74,7 +91,7 @@ def _demo(args: argparse.Namespace) -> int:
 
         replay = ReplayVenue.from_path(args.replay, skip_malformed=True)  # read before any database is touched
         _tell_skipped(replay, args.replay)
-        venue: object = ReplayTimeVenue(replay)
+        venue: TimeVenue = ReplayTimeVenue(replay)
         agents = replay_lineup(lambda mid: replay.record(mid).resolution, args.seed)
         until = start + timedelta(weeks=args.cohorts + args.decision_weeks, days=args.days)
         what = f"replay of {len(replay)} recorded markets ({replay.skipped_count} malformed lines skipped)"
@@ -148,7 +165,7 @@ def _demo(args: argparse.Namespace) -> int:
         agents.extend(standin_agents(standins.base_url))
     try:
         with Progress((until - start).days + 1, "arena demo", unit="day") as bar:
-            report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,  # type: ignore[arg-type]
+            report = simulate(engine, venue, {a.name: a for a in agents}, start, args.cohorts,
                               rules, lineup, until, forecast_k=args.forecast_k,
                               on_day=lambda day: bar.update(1, f"{day:%Y-%m-%d}"))
             # the run stops once every cohort has completed: the count it reached is the run's length
@@ -260,7 +277,7 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_config(path: str | None):  # type: ignore[no-untyped-def]
+def _load_config(path: str | None) -> ArenaConfig:
     """The arena config: --config, else ./arena.toml when present, else the defaults (baselines only). A seat's
     `knowledge_cutoff` or `released` after today's date on the wall clock is refused (never against --at or a
     replay's simulated clock, which a seat's dates are meant to postdate)."""
@@ -281,7 +298,7 @@ def _load_config(path: str | None):  # type: ignore[no-untyped-def]
     return config
 
 
-def _check_corpora(config) -> None:  # type: ignore[no-untyped-def]
+def _check_corpora(config: ArenaConfig) -> None:
     """Read every seat's dated corpus (`corpus_search`) as a decision would, before anything is written: a
     missing file or a bad line is one `CorpusError` (exit 2) naming the file and the line."""
     from arena.agents.corpus import check_corpus
@@ -297,13 +314,13 @@ def _check_runtime_args(args: argparse.Namespace) -> None:
     _endpoint_limits(args)
 
 
-def _mark_every(config) -> timedelta:  # type: ignore[no-untyped-def]
+def _mark_every(config: ArenaConfig) -> timedelta:
     """The mark-to-market period: the config's [schedule] mark interval, else a day."""
     mark = config.schedule.overrides().get("mark")
     return timedelta(**{k: int(v) for k, v in mark.items()}) if isinstance(mark, dict) else timedelta(days=1)
 
 
-def _runtime(args: argparse.Namespace, read_only: bool = False, config=None):  # type: ignore[no-untyped-def]
+def _runtime(args: argparse.Namespace, read_only: bool = False, config: ArenaConfig | None = None) -> Runtime:
     """The jobs' runtime; every flag and the config are checked before the store is opened (which creates and
     migrates it unless `read_only`)."""
     import os
@@ -330,7 +347,7 @@ def _runtime(args: argparse.Namespace, read_only: bool = False, config=None):  #
     ))
 
 
-def _endpoint_limits(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _endpoint_limits(args: argparse.Namespace) -> EndpointLimits | None:
     """The --endpoint-limit values of a command that decides, parsed (None when it has none)."""
     from arena.ops.endpoint_slots import EndpointLimits
 
@@ -403,23 +420,23 @@ def _round(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tell_skipped(replay, path) -> None:  # type: ignore[no-untyped-def]
+def _tell_skipped(replay: ReplayVenue, path: str | Path) -> None:
     """One stderr line naming how many lines of a replay file were skipped as malformed, and the first reason."""
     if replay.skipped_count:
         print(f"skipped {replay.skipped_count} malformed line(s) of {path}; first: {replay.skipped[0][1]}",
               file=sys.stderr)
 
 
-def _live_books(clock):  # type: ignore[no-untyped-def]
+def _live_books(clock: Clock) -> BookSource | None:
     """The Polymarket CLOB's live books (the client built on first use) for a decision made now; None on a
     simulated clock, whose decisions must not see today's book."""
     from arena.clock import SystemClock
 
     if not isinstance(clock, SystemClock):
         return None
-    client = []
+    client: list[PolymarketClient] = []
 
-    def book(token_id: str):  # type: ignore[no-untyped-def]
+    def book(token_id: str) -> OrderBook | None:
         if not client:
             from arena.usecases.venue_registry import client_for
 
@@ -481,7 +498,7 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _missing_keys_refused(config, what: str, override: str) -> bool:  # type: ignore[no-untyped-def]
+def _missing_keys_refused(config: ArenaConfig, what: str, override: str) -> bool:
     """Print which agents' key variables are unset (True: refuse to start)."""
     import os
 
@@ -540,11 +557,11 @@ def _scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
-def _catch_up(rt, planned, now: datetime) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _catch_up(rt: Runtime, planned: Sequence[Planned], now: datetime) -> dict[str, str]:
     """The jobs to run at once, with why: the sync when none finished in its last period (the site is then
     rendered after it), else a render when the site has none that recent."""
     from sqlalchemy import func, select
-    from sqlmodel import Session
+    from sqlmodel import Session, col
 
     from arena.jobs.plan import describe, period_of
     from arena.store.tables import JobRunRow
@@ -555,9 +572,9 @@ def _catch_up(rt, planned, now: datetime) -> dict[str, str]:  # type: ignore[no-
         return out
     period = period_of(sync.trigger, now)
     with Session(rt.engine) as s:
-        def last(job: str):  # type: ignore[no-untyped-def]
-            return s.scalar(select(func.max(JobRunRow.started_at)).where(JobRunRow.job == job,
-                                                                        JobRunRow.status.in_(("ok", "incomplete"))))
+        def last(job: str) -> datetime | None:
+            return s.scalar(select(func.max(JobRunRow.started_at)).where(col(JobRunRow.job) == job,
+                                                                        col(JobRunRow.status).in_(("ok", "incomplete"))))
         synced, rendered = last("sync"), last("render")
     since = f"none in the last {describe(sync.trigger).removeprefix('every ')}"
     from arena.clock import utc
@@ -810,7 +827,8 @@ def _replay_fork_checked(args: argparse.Namespace) -> int:
     return 0
 
 
-def _contamination_check(replay, config, start: datetime, until: datetime, allow: bool):  # type: ignore[no-untyped-def]
+def _contamination_check(replay: ReplayVenue, config: ArenaConfig, start: datetime, until: datetime,
+                         allow: bool) -> list[Exposure]:
     """Each LLM seat's exposure to its knowledge cutoff in the replay window (`read.contamination.replay_exposure`);
     InputError, before anything is written, when a seat would keep no clean question, unless `allow`."""
     from arena.read.contamination import replay_exposure
@@ -929,7 +947,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _question_filter(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _question_filter(args: argparse.Namespace) -> QuestionFilter | None:
     """The leaderboard's --from/--until/--category as a `domain.question_filter.QuestionFilter` (None: none
     given); InputError on a bad date or a window that ends before it starts."""
     from arena.domain.question_filter import parse_day, question_filter
@@ -1223,7 +1241,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _describe_subcommands(p: argparse.ArgumentParser) -> None:
     """Each subcommand's --help opens with the one-line description `arena --help` lists for it."""
-    for action in p._subparsers._group_actions if p._subparsers else ():  # type: ignore[attr-defined]
+    for action in p._subparsers._group_actions if p._subparsers else ():
         for choice in getattr(action, "_choices_actions", ()):
             sub = action.choices[choice.dest]
             sub.description = sub.description or choice.help

@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import errno
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from arena.cli_args import DB_HELP, parse_at, path_arg, port
 from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.web.serve import ArenaServer
 
 
 def configure_render_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -68,7 +72,7 @@ def serve_command(args: argparse.Namespace) -> int:
     as_of = getattr(args, "as_of", None)  # parsed by cli_args.parse_at
     engine = open_existing_store(args.db)
 
-    def ready(server) -> None:  # type: ignore[no-untyped-def]
+    def ready(server: ArenaServer) -> None:
         when = f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of is not None else ""
         print(f"serving the arena{when} at {server.url} (Ctrl-C to stop)", flush=True)
 

@@ -52,12 +52,13 @@ def frames(cohorts: int, agents: int, out: Path) -> Path:
 
     from arena.cache.frame_cache import cohort_frames
     from arena.read.point_in_time import copy_as_of
-    from arena.store.engine import make_engine
+    from arena.store.engine import make_engine, migrate
     from arena.store.tables import AgentRow, CohortRow
 
     url = f"sqlite:///{out / 'bench.sqlite'}"
     as_of = bench_render.build(url, cohorts, agents, 10, 4, 3, 10)
     engine = make_engine(f"sqlite:///{out / 'now.sqlite'}")
+    migrate(engine)  # (the migrations' triggers keep the versions the caches key on)
     copy_as_of(make_engine(url), as_of, engine)
     with Session(engine) as s:
         rows = s.execute(select(CohortRow.id, CohortRow.name).order_by(CohortRow.period_start, CohortRow.id)).all()

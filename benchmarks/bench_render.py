@@ -228,6 +228,7 @@ def main() -> None:
         # (the bench data runs on past it) so the render reads it directly, as the render job does.
         full = make_engine(url)
         engine = make_engine(f"sqlite:///{Path(d) / 'now.sqlite'}")
+        migrate(engine)  # (the migrations' triggers keep the versions the caches key on)
         copy_as_of(full, as_of, engine)
         full.dispose()
         open_cohorts = [name for (name,) in engine.connect().execute(

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_render  # noqa: E402
 from arena.read.point_in_time import copy_as_of  # noqa: E402
-from arena.store.engine import make_engine, session_scope  # noqa: E402
+from arena.store.engine import make_engine, migrate, session_scope  # noqa: E402
 from arena.store.memo import forget_all  # noqa: E402
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow,  # noqa: E402
                                 PortfolioSnapshotRow, PriceSnapshotRow, RejectionRow)
@@ -95,13 +95,13 @@ def change_one_price(engine, at) -> str:  # type: ignore[no-untyped-def]
 
 
 def forget_slices() -> None:
-    """Forget what the incremental render keeps per cohort in the process (agent standings, skill vs luck, market
-    sets, the model comparisons' pair rows), so a render computes them again as every render did before; the frame
+    """Forget what the incremental render keeps per cohort in the process (agent standings, skill vs luck, the
+    model comparisons' pair rows), so a render computes them again as every render did before; the frame
     and board caches stay warm, as they were."""
     from arena.read import agent_standings, models, standings
-    from arena.web import boards, page_keys, skill_luck
+    from arena.web import boards, skill_luck
 
-    for memo in (agent_standings._SLICES, skill_luck._SLICES, page_keys._MARKET_SETS, models._PAIRS,
+    for memo in (agent_standings._SLICES, skill_luck._SLICES, models._PAIRS,
                  boards._RANKED, boards._DERIVED, standings._TRACKED, standings._JSON_ROWS):
         memo.clear()
 
@@ -121,6 +121,7 @@ def main() -> None:
         as_of = bench_render.build(url, args.cohorts, args.agents, 10, 4, 3, 10)
         full_store = make_engine(url)
         engine = make_engine(f"sqlite:///{Path(d) / 'now.sqlite'}")
+        migrate(engine)  # (the migrations' triggers keep the versions the caches key on)
         copy_as_of(full_store, as_of, engine)
         full_store.dispose()
         print(f"setup {time.perf_counter() - t:.1f} s; rendering as of {as_of:%Y-%m-%d %H:%M} ({load()})", flush=True)

@@ -22,6 +22,7 @@ import json
 import math
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,7 +175,8 @@ def decision_reply(model: StandinModel, seed: int, request: RecordedRequest) -> 
             "reasoning": f"{model.name} is a local stand-in, not a language model: P(YES) is {model.rule}."}
 
 
-def standin_responder(models: tuple[StandinModel, ...] = STANDIN_MODELS, seed: int = 0):  # type: ignore[no-untyped-def]
+def standin_responder(models: tuple[StandinModel, ...] = STANDIN_MODELS,
+                      seed: int = 0) -> Callable[[RecordedRequest], Reply]:
     """The server's responder: answers each request as the stand-in it names, with its tokens and cost; a request
     for any other model gets a 404 like a provider's unknown model."""
     by_model = {m.model: m for m in models}

@@ -32,13 +32,13 @@ from sqlalchemy.engine import Engine
 from arena.cache.code import code_digest as package_digest
 from arena.scoring.board import BetPart, ForecastPart, cohort_boards, overall_bet_part, overall_forecast_part
 from arena.store.memo import MemoTable, Recent
-from arena.store.tables import BoardCacheRow
+from arena.store.tables import BoardCacheRow, table_of
 
 
 FORMAT = 1  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 8
 OVERALL = "(overall board)"  # the `cohort` the overall board's entries are filed under
-_TABLE = BoardCacheRow.__table__  # type: ignore[attr-defined]
+_TABLE = table_of(BoardCacheRow)
 
 
 def code_digest() -> str:

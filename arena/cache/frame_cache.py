@@ -4,26 +4,24 @@ for the cohorts whose facts changed.
 Every board and the overall board are computed from `store.frames`' frames of every cohort. At a thousand cohorts
 that is a million bets read, built into DataFrames and hashed on every render, although a scheduled render
 finds one or two cohorts changed. `cohort_frames` returns exactly those frames — equal, row for row and dtype
-for dtype, to reading them all (tested) — reading from the store only:
+for dtype, to reading them all (tested) — reading from the store only the cohorts whose entry is not valid.
 
-1. every cohort's fact marks (`store.fingerprints.cohort_marks`: a few aggregate statements in all);
-2. the stored entries of those marks (`frame_cache` table, keyed by a hash of the marks and of the package-wide
-   code digest, `cache.code`), each with the markets its frames touch and the marks of those markets'
-   resolutions and (for markets it holds open positions in) prices when it was read;
-3. the market marks now (`store.fingerprints.MarketMarks`) — an entry whose market marks moved is stale;
-4. the frames of the cohorts without a valid entry, in one batch, stored as new entries.
+An entry is keyed by (the code digest, the cohort id, the cohort's version — `read.fact_versions`, raised by the
+database with every write —, and "latest" or the time it was read as of) and holds the versions of the markets
+the cohort's facts name as they were when it was read. It is valid while those market versions hold. Its key
+says "latest" when no fact of the cohort or its markets was stamped after the time it was read as of (its
+horizon, stored with it): every later time then reads the same rows.
 
-Consistency: the frames and marks of one call come from one snapshot of the store on PostgreSQL (REPEATABLE
-READ). On SQLite, where the writer is single and ids are committed in order, an entry's market marks are
-bounded by the resolution and snapshot ids that existed before its frames were read, so a row committed while
-reading can only make the next render re-read the cohort, never keep a stale entry.
+Order: the versions and horizons are read before the frames, so an entry is never stored under a key newer than
+its rows (a write in between only makes the next reader, who sees the newer version, read the cohort again). On
+PostgreSQL one REPEATABLE READ snapshot serves them all. A store whose triggers keep no versions (a point-in-time
+copy) is read directly.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,23 +31,25 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.cache.code import code_digest as package_digest
 from arena.clock import utc
+from arena.read.fact_versions import (all_market_versions, cohort_markets, cohort_versions, fact_horizons,
+                                      market_versions, versions_kept)
 from arena.read.score import portfolios_frame
-from arena.store.fingerprints import MarketMarks, Marks, cohort_marks, read_once
-from arena.store.frames import bets_frame, forecast_set_frame, position_frame
-from arena.store.memo import MemoTable, Recent
-from arena.store.tables import AgentRow, FrameCacheRow, PriceSnapshotRow, ResolutionRow
+from arena.store.frames import bets_frame, forecast_set_frame
+from arena.store.memo import MemoTable, Recent, read_once
+from arena.store.tables import FrameCacheRow, table_of
 
-FORMAT = 4  # of the key and the payload; bump when either changes shape
+FORMAT = 5  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
-_TABLE = FrameCacheRow.__table__  # type: ignore[attr-defined]
-# the code that reads the frames: a change to any of it moves every key
+_TABLE = table_of(FrameCacheRow)
+LATEST = "latest"
+
+
 @dataclass(frozen=True)
 class Frames:
     """The standings' inputs for a set of cohorts (each frame with a `cohort` column), and how they were got."""
@@ -70,6 +70,11 @@ class Frames:
     # cohort, agent, market_id, question, leak_reason, leak_other. The keys and digests above name the rows read
     # with them, of which `forecasts` and this are a fixed split.
     leaked: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(LEAK_COLUMNS)))
+    # cohort name → the markets its fills and forecasts name, every fact as of any time (the markets the site gives
+    # a page; `web.page_keys`)
+    touched: dict[str, list[str]] = field(default_factory=dict)
+    # cohort name → every market its facts name (fills, forecasts, forecast-set questions)
+    markets: dict[str, list[str]] = field(default_factory=dict)
 
 
 Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pandas' own array for strings and times
@@ -77,22 +82,28 @@ Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pand
 
 @dataclass
 class _Entry:
-    marks: Marks  # the market marks (resolutions; prices of open positions) when the frames were read
-    markets: list[str]  # every market the cohort's bets and forecasts touch
-    priced: list[str]  # the markets it held open positions in
+    as_of: datetime  # the time the frames were read as of
+    horizon: datetime | None  # the latest time stamped on a fact they depend on (`fact_horizons`)
+    markets: list[str]  # every market the cohort's facts name (fills, forecasts, forecast-set questions)
+    versions: list[int]  # those markets' versions when the frames were read
+    touched: list[str]  # the markets its fills and forecasts name (those the site gives a page)
     frames: dict[str, Columns]  # NAMES → the cohort's rows column by column, each with its `_order` column
     nonce: str = field(default_factory=lambda: secrets.token_hex(16))  # names this stored entry in any database
-    rows: tuple[np.ndarray, np.ndarray] | None = None  # markets and priced as rows of `_MARKETS` (made on first use)
     digests: dict[str, str] = field(default_factory=dict)  # NAMES → a hash of that frame's columns (`_digest`)
 
     def __post_init__(self) -> None:
         if not self.digests:
             self.digests = {name: _digest(cols) for name, cols in self.frames.items()}
 
-    def market_rows(self, marks: MarketMarks) -> tuple[np.ndarray, np.ndarray]:
-        if self.rows is None:
-            self.rows = (marks.rows(self.markets), marks.rows(self.priced))
-        return self.rows
+    def sees_all(self) -> bool:
+        """Whether no fact it depends on was stamped after the time it was read as of."""
+        return self.horizon is None or self.horizon <= self.as_of
+
+    def serves(self, as_of: datetime, versions: dict[str, int]) -> bool:
+        """Whether its frames are the cohort's as of `as_of`, given its markets' `versions` now (the cohort's own
+        version is in its key)."""
+        same_time = as_of == self.as_of or (self.horizon is None or self.horizon <= min(as_of, self.as_of))
+        return same_time and all(versions.get(m, 0) == v for m, v in zip(self.markets, self.versions))
 
 
 def code_digest() -> str:
@@ -100,8 +111,9 @@ def code_digest() -> str:
     return f"frames {FORMAT} {package_digest()}"
 
 
-def _key(cohort_id: int, marks: Marks) -> str:
-    return hashlib.sha256(code_digest().encode() + orjson.dumps([cohort_id, list(marks)])).hexdigest()
+def _key(cohort_id: int, version: int, when: str) -> str:
+    """The key of a cohort's entry at `version`, read as of `when` (an ISO time, or LATEST)."""
+    return hashlib.sha256(code_digest().encode() + orjson.dumps([cohort_id, version, when])).hexdigest()
 
 
 # --- frames as columns: split per cohort, stored, and put back together exactly ----------------------------
@@ -157,7 +169,7 @@ def _frame(parts: list[Columns]) -> pd.DataFrame | None:
 # --- the stored payload: a small JSON header and the columns' bytes -----------------------------------------
 #
 # MAGIC, the entry's nonce (so `MemoTable.heads` reads it alone), the header's length (8 bytes, little-endian), the
-# header (orjson: format, marks, markets, priced, and per frame its columns as [name, dtype, kind, extra, bytes]),
+# header (orjson: format, as_of, horizon, markets, versions, digests, and per frame its columns as [name, dtype, kind, extra, bytes]),
 # then each column's bytes, 8-byte aligned. Kinds: "n" a numpy number or bool column, its raw bytes; "t" a time
 # column, its int64 ticks in the dtype's unit (NaT included); "s" a string column as int32 codes (-1: missing),
 # then its distinct values laid out as an Arrow string array is (int64 offsets, then the UTF-8 bytes; extra says
@@ -281,8 +293,11 @@ def encode(entry: _Entry) -> bytes:
         for record, raw in _stored(cols):
             frames[name].append(record)
             blobs += [raw, b"\0" * _pad(len(raw))]
-    header = orjson.dumps({"format": FORMAT, "marks": list(entry.marks), "markets": entry.markets,
-                           "priced": entry.priced, "digests": entry.digests, "frames": frames})
+    header = orjson.dumps({"format": FORMAT, "as_of": entry.as_of.isoformat(),
+                           "horizon": entry.horizon.isoformat() if entry.horizon is not None else None,
+                           "markets": entry.markets, "versions": entry.versions, "touched": entry.touched,
+                           "digests": entry.digests,
+                           "frames": frames})
     header += b" " * _pad(len(header))
     return b"".join([_head(entry.nonce), len(header).to_bytes(8, "little"), header, *blobs])
 
@@ -302,7 +317,8 @@ def decode(payload: bytes) -> _Entry:
         for c, dtype, kind, extra, n in cols:
             frames[name][c] = _column(dtype, kind, extra, view[at:at + n])
             at += n + _pad(n)
-    return _Entry(tuple(doc["marks"]), doc["markets"], doc["priced"], frames,
+    horizon = datetime.fromisoformat(doc["horizon"]) if doc["horizon"] is not None else None
+    return _Entry(datetime.fromisoformat(doc["as_of"]), horizon, doc["markets"], doc["versions"], doc["touched"], frames,
                   bytes(view[len(MAGIC):HEAD]).decode("ascii"), digests=doc["digests"])
 
 
@@ -316,10 +332,6 @@ def _held(heads: dict[str, bytes]) -> dict[str, _Entry]:
     """key → the entry this process holds for it, for the stored keys whose stored entry it is (its nonce heads
     the stored payload)."""
     return {k: e for k, e in _RECENT.get_many(heads).items() if heads[k] == _head(e.nonce)}
-
-
-_MARKETS: dict[str, int] = {}  # market id → its row in this process's `MarketMarks` tables
-_MARKETS_LOCK = threading.Lock()
 
 
 # --- reading ----------------------------------------------------------------------------------------------
@@ -345,16 +357,6 @@ def _read(session: Session, ids: list[int], as_of: datetime, kinds: Sequence[str
     return {k: readers[k]() for k in kinds}
 
 
-def _open_markets(session: Session, ids: list[int], as_of: datetime) -> dict[int, list[str]]:
-    positions = position_frame(session, ids, as_of)
-    if not len(positions):
-        return {}
-    cohort_of = dict(session.connection().execute(
-        select(AgentRow.id, AgentRow.cohort_id).where(AgentRow.cohort_id.in_(ids))).all())  # type: ignore[attr-defined]
-    pairs = pd.DataFrame({"cohort": positions["agent_id"].map(cohort_of), "market": positions["market_id"]})
-    return {int(c): sorted(set(g)) for c, g in pairs.groupby("cohort")["market"]}
-
-
 def _session(engine: Engine) -> Session:
     if engine.dialect.name == "postgresql":  # one snapshot for the marks and the frames
         return Session(engine.execution_options(isolation_level="REPEATABLE READ"))
@@ -366,7 +368,7 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
     """The forecast set, bets and portfolios (point in time) of `cohorts` ((id, name) pairs) as of `as_of`, equal
     to `store.frames.forecast_set_frame`, `bets_frame` and `services.score.portfolios_frame` over those cohorts;
     with `cache`, each cohort's rows come from the frame cache when its facts did not change since they were
-    stored (module docstring). Within `store.fingerprints.one_reading` (a render), asked again for the same
+    stored (module docstring). Within `store.memo.one_reading` (a render), asked again for the same
     cohorts and time, it answers from its first reading."""
     as_of = utc(as_of)
     key = ("cohort_frames", engine.url.render_as_string(hide_password=True), id(engine), tuple(cohorts), as_of, cache)
@@ -376,56 +378,66 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
 def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: datetime, cache: bool) -> Frames:
     names = {int(cid): name for cid, name in cohorts}
     ids = list(names)
+    if cache and not versions_kept(engine):
+        cache = False
     store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="frame cache")
     with _session(engine) as s:
         if not cache:
+            touched = cohort_markets(s.connection(), ids, questions=False)
+            named = cohort_markets(s.connection(), ids)
             frames = _read(s, ids, as_of)
             clean, leaked = _split_leaks(frames["forecasts"].drop(columns="_order"))
             return Frames(clean, *(frames[n].drop(columns="_order") for n in NAMES[1:]), read=tuple(ids),
-                          leaked=leaked)
-        bounds = s.connection().execute(select(func.coalesce(func.max(ResolutionRow.id), 0))).scalar_one(), \
-            s.connection().execute(select(func.coalesce(func.max(PriceSnapshotRow.id), 0))).scalar_one()
-        keys = {cid: _key(cid, m) for cid, m in cohort_marks(s, ids, as_of).items()}
-        heads = store.heads(keys.values(), HEAD)
-        by_key = _held(heads)
-        held = {cid: by_key[k] for cid, k in keys.items() if k in by_key}
-        stored = store.load([k for cid, k in keys.items() if cid not in held and k in heads])
+                          leaked=leaked, touched={names[cid]: touched[cid] for cid in ids},
+                          markets={names[cid]: named[cid] for cid in ids})
+        conn = s.connection()
+        version = cohort_versions(conn, ids)
+        latest = {cid: _key(cid, version[cid], LATEST) for cid in ids}
+        at = {cid: _key(cid, version[cid], as_of.isoformat()) for cid in ids}
+        wanted = [*latest.values(), *at.values()]
+        heads = store.heads(wanted, HEAD)
+        found = _held(heads)
+        stored = store.load([k for k in wanted if k in heads and k not in found])
         _RECENT.put_many(stored)
-        found = {**held, **{cid: stored[k] for cid, k in keys.items() if k in stored}}
-        with _MARKETS_LOCK:  # (the registry of market rows is shared by the process's threads)
-            now = MarketMarks(s, sorted(set().union(*(e.markets for e in found.values()))),
-                              sorted(set().union(*(e.priced for e in found.values()))), as_of, registry=_MARKETS)
-            marks_now = dict(zip(found, now.fold([e.market_rows(now) for e in found.values()])))
-        valid = {cid: e for cid, e in found.items() if marks_now[cid] == e.marks}
+        found.update(stored)
+        named = {m for e in found.values() for m in e.markets}
+        now = all_market_versions(conn) if len(named) > 20_000 else market_versions(conn, named)
+        keys: dict[int, str] = {}
+        valid: dict[int, _Entry] = {}
+        for cid in ids:
+            for key in (latest[cid], at[cid]):
+                entry = found.get(key)
+                if entry is not None and entry.serves(as_of, now):
+                    keys[cid], valid[cid] = key, entry
+                    break
         missing = [cid for cid in ids if cid not in valid]
         fresh: dict[int, _Entry] = {}
-        if missing:
+        if missing:  # versions and horizons first, then the frames (module docstring)
+            markets = cohort_markets(conn, missing)
+            touched = cohort_markets(conn, missing, questions=False)
+            then = market_versions(conn, [m for ms in markets.values() for m in ms])
+            horizons = fact_horizons(conn, markets)
             read = _read(s, missing, as_of)
             split = {kind: _split(read[kind], {cid: names[cid] for cid in missing}) for kind in NAMES}
-            opened = _open_markets(s, missing, as_of)
-            touched = {cid: sorted(set(split["bets"][cid]["market_id"]) | set(split["forecasts"][cid]["market_id"]))
-                       for cid in missing}
-            with _MARKETS_LOCK:
-                then = MarketMarks(s, [m for ms in touched.values() for m in ms],
-                                   [m for ms in opened.values() for m in ms], as_of, upto=bounds, registry=_MARKETS)
-                rows = [(then.rows(touched[cid]), then.rows(opened.get(cid, []))) for cid in missing]
-            fresh = {cid: _Entry(m, touched[cid], opened.get(cid, []), {kind: split[kind][cid] for kind in NAMES},
-                                 rows=r) for cid, m, r in zip(missing, then.fold(rows), rows)}
-            _RECENT.put_many({keys[cid]: e for cid, e in fresh.items() if cid in keys})
+            for cid in missing:
+                entry = _Entry(as_of, horizons[cid], markets[cid], [then[m] for m in markets[cid]], touched[cid],
+                               {kind: split[kind][cid] for kind in NAMES})
+                keys[cid], fresh[cid] = (latest[cid] if entry.sees_all() else at[cid]), entry
+            _RECENT.put_many({keys[cid]: e for cid, e in fresh.items()})
         entries = {**valid, **fresh}
         built = {n: _frame([entries[cid].frames[n] for cid in ids]) for n in NAMES}
         empty = [n for n, f in built.items() if f is None]
         if empty:  # no rows at all: the empty frame exactly as a direct read gives it
             direct = _read(s, ids, as_of, empty)
             built.update({n: direct[n].drop(columns="_order") for n in empty})
-    store.save({keys[cid]: (names[cid], e) for cid, e in fresh.items() if cid in keys},
-               [keys[cid] for cid in valid], as_of, replace=True)
-    named = {names[cid]: hashlib.sha256(f"{keys[cid]} {list(entries[cid].marks)} {entries[cid].nonce}".encode()).hexdigest()
-             for cid in ids if cid in keys}
-    digests = {n: {names[cid]: entries[cid].digests[n] for cid in ids if cid in keys} for n in NAMES}
+    store.save({keys[cid]: (names[cid], e) for cid, e in fresh.items()}, [keys[cid] for cid in valid], as_of,
+               replace=True)
+    named_rows = {names[cid]: hashlib.sha256(f"{keys[cid]} {entries[cid].nonce}".encode()).hexdigest() for cid in ids}
+    digests = {n: {names[cid]: entries[cid].digests[n] for cid in ids} for n in NAMES}
     clean, leaked = _split_leaks(built["forecasts"])
-    return Frames(clean, built["bets"], built["portfolios"], read=tuple(missing), keys=named, digests=digests,
-                  leaked=leaked)
+    return Frames(clean, built["bets"], built["portfolios"], read=tuple(missing), keys=named_rows, digests=digests,
+                  leaked=leaked, touched={names[cid]: entries[cid].touched for cid in ids},
+                  markets={names[cid]: entries[cid].markets for cid in ids})
 
 
 __all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "code_digest", "cohort_frames", "decode", "encode"]

@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Engine
 
 from arena.cache.code import code_digest
-from arena.store.tables import BoardCacheRow, FrameCacheRow
+from arena.store.tables import BoardCacheRow, FrameCacheRow, table_of
 MEMO_TABLES = (BoardCacheRow, FrameCacheRow)
 SITE_MANIFEST = ".arena-site.json"  # written in a rendered site's folder by `web.site_manifest`
 
@@ -36,7 +36,7 @@ def stats(engine: Engine, site: Path | None = None) -> list[CacheStats]:
     out = []
     with engine.connect() as conn:
         for row in MEMO_TABLES:
-            t = row.__table__  # type: ignore[attr-defined]
+            t = table_of(row)
             n, size, cohorts = conn.execute(select(func.count(), func.coalesce(func.sum(func.length(t.c.payload)), 0),
                                                    func.count(func.distinct(t.c.cohort)))).one()
             out.append(CacheStats(t.name, int(n), int(size), int(cohorts)))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.store import partitions
 from arena.store.engine import session_scope
@@ -38,6 +38,7 @@ from arena.store.tables import (
     MarketRow,
     PortfolioSnapshotRow,
     PriceSnapshotRow,
+    table_of,
 )
 
 RETENTION = timedelta(days=30)
@@ -130,7 +131,7 @@ def compact_snapshots(engine: Engine, now: datetime, retention: timedelta = RETE
     report.markets = len(markets)
     for ids in _chunks(markets, chunk):
         with session_scope(engine) as s:
-            t = PriceSnapshotRow.__table__  # type: ignore[attr-defined]
+            t = table_of(PriceSnapshotRow)
             rows = s.connection().execute(select(t.c.id, t.c.market_id, t.c.outcome, t.c.observed_at,
                                                  t.c.fetched_at).where(t.c.market_id.in_(ids))).all()
             snaps = rows_frame(rows, ["id", "market_id", "outcome", "observed_at", "fetched_at"])
@@ -143,7 +144,7 @@ def compact_snapshots(engine: Engine, now: datetime, retention: timedelta = RETE
             report.deleted += len(doomed)
             if not dry_run:
                 for part in _chunks(doomed, 5_000):
-                    s.execute(delete(PriceSnapshotRow).where(PriceSnapshotRow.id.in_(part)))  # type: ignore[attr-defined]
+                    s.execute(delete(PriceSnapshotRow).where(col(PriceSnapshotRow.id).in_(part)))
     if not dry_run:
         with engine.begin() as conn:
             report.partitions_created = len(partitions.ensure_month_partitions(conn, now, now + PARTITIONS_AHEAD))

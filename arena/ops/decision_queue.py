@@ -17,9 +17,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import col
 
 from arena.domain.sizing import SIZING_VERSION
 from arena.usecases.decide import Claim
@@ -40,12 +41,12 @@ class Queued:
 _tokens = itertools.count(1)
 
 
-def needs_decision(round_key: str, wall: datetime, retry_below: int):  # type: ignore[no-untyped-def]
+def needs_decision(round_key: str, wall: datetime, retry_below: int) -> ColumnElement[bool]:
     """The condition on an outer-joined decision row under which its seat still needs a decision."""
-    stranded = and_(DecisionRow.status == "claimed",
-                    or_(DecisionRow.lease_until.is_(None), DecisionRow.lease_until < wall))  # type: ignore[union-attr,operator]
-    retryable = and_(DecisionRow.status == "failed", DecisionRow.attempts < retry_below)
-    return or_(DecisionRow.id.is_(None), stranded, retryable)  # type: ignore[union-attr]
+    stranded = and_(col(DecisionRow.status) == "claimed",
+                    or_(col(DecisionRow.lease_until).is_(None), col(DecisionRow.lease_until) < wall))
+    retryable = and_(col(DecisionRow.status) == "failed", col(DecisionRow.attempts) < retry_below)
+    return or_(col(DecisionRow.id).is_(None), stranded, retryable)
 
 
 def claim_next(engine: Engine, cohort_ids: Sequence[int], round_key: str, now: datetime, *,
@@ -60,16 +61,16 @@ def claim_next(engine: Engine, cohort_ids: Sequence[int], round_key: str, now: d
     wall = lease.now()
     out: list[Queued] = []
     with session_scope(engine) as s:
-        q = (select(AgentRow.id, AgentRow.cohort_id, DecisionRow.id)
-             .outerjoin(DecisionRow, and_(DecisionRow.agent_id == AgentRow.id,  # type: ignore[arg-type]
-                                          DecisionRow.round_key == round_key))
-             .where(AgentRow.cohort_id.in_(list(cohort_ids)),  # type: ignore[union-attr]
+        q = (select(col(AgentRow.id), col(AgentRow.cohort_id), col(DecisionRow.id))
+             .outerjoin(DecisionRow, and_(col(DecisionRow.agent_id) == AgentRow.id,
+                                          col(DecisionRow.round_key) == round_key))
+             .where(col(AgentRow.cohort_id).in_(list(cohort_ids)),
                     needs_decision(round_key, wall, retry_below),
-                    *([AgentRow.kind.in_(list(kinds))] if kinds is not None else []),  # type: ignore[attr-defined]
-                    *([AgentRow.id.not_in(list(skip))] if skip else []))  # type: ignore[union-attr]
-             .order_by(AgentRow.id).limit(limit))
+                    *([col(AgentRow.kind).in_(list(kinds))] if kinds is not None else []),
+                    *([col(AgentRow.id).not_in(list(skip))] if skip else []))
+             .order_by(col(AgentRow.id)).limit(limit))
         if engine.dialect.name == "postgresql":
-            q = q.with_for_update(of=AgentRow, skip_locked=True)  # type: ignore[arg-type]
+            q = q.with_for_update(of=AgentRow, skip_locked=True)
         for agent_id, cohort_id, decision_id in s.execute(q).all():
             token = f"{runner_id()}.q{next(_tokens)}"
             if decision_id is None:  # a fresh claim: one INSERT, admitted once by the unique (agent, round) key
@@ -87,11 +88,11 @@ def claim_next(engine: Engine, cohort_ids: Sequence[int], round_key: str, now: d
                 continue
             # a dead runner's claim, or a failed decision with tries left: a conditional UPDATE only one wins
             res = s.execute(
-                update(DecisionRow).where(DecisionRow.id == decision_id,  # type: ignore[arg-type]
+                update(DecisionRow).where(col(DecisionRow.id) == decision_id,
                                           needs_decision(round_key, wall, retry_below))
                 .values(status="claimed", claimed_by=token, lease_until=lease.until(),
                         attempts=DecisionRow.attempts + 1, as_of=now, claimed_at=now, completed_at=None, error="")
-                .returning(DecisionRow.attempts))
+                .returning(col(DecisionRow.attempts)))
             attempts = res.scalar()
             if attempts is not None:
                 out.append(Queued(Claim(decision_id, int(attempts), token), cohort_id, agent_id))
@@ -109,11 +110,11 @@ def open_seats(engine: Engine, cohort_ids: Sequence[int], round_key: str, *, lea
     with session_scope(engine) as s:
         return int(s.scalar(
             select(func.count()).select_from(AgentRow)
-            .outerjoin(DecisionRow, and_(DecisionRow.agent_id == AgentRow.id,  # type: ignore[arg-type]
-                                         DecisionRow.round_key == round_key))
-            .where(AgentRow.cohort_id.in_(list(cohort_ids)),  # type: ignore[union-attr]
+            .outerjoin(DecisionRow, and_(col(DecisionRow.agent_id) == AgentRow.id,
+                                         col(DecisionRow.round_key) == round_key))
+            .where(col(AgentRow.cohort_id).in_(list(cohort_ids)),
                    needs_decision(round_key, lease.now(), retry_below),
-                   *([AgentRow.kind.in_(list(kinds))] if kinds is not None else []))) or 0)  # type: ignore[attr-defined]
+                   *([col(AgentRow.kind).in_(list(kinds))] if kinds is not None else []))) or 0)
 
 
 __all__ = ["Queued", "claim_next", "needs_decision", "open_seats"]

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.ops.leases import Heartbeat, LeasePolicy, runner_id
 from arena.store.engine import session_scope
@@ -60,10 +60,10 @@ def claim(engine: Engine, job: str, period_key: str, now: datetime, lease: Lease
         # Only one claimant can take the run over: the UPDATE is conditional on its status (and lease).
         res = s.execute(
             update(JobRunRow)
-            .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
-                   or_(JobRunRow.status.in_(RETRYABLE),  # type: ignore[attr-defined]
-                       and_(JobRunRow.status == "running",
-                            or_(JobRunRow.lease_until.is_(None), JobRunRow.lease_until < wall))))  # type: ignore[union-attr,operator]
+            .where(col(JobRunRow.job) == job, col(JobRunRow.period_key) == period_key,
+                   or_(col(JobRunRow.status).in_(RETRYABLE),
+                       and_(col(JobRunRow.status) == "running",
+                            or_(col(JobRunRow.lease_until).is_(None), col(JobRunRow.lease_until) < wall))))
             .values(status="running", started_at=now, finished_at=None, error="", runner=token,
                     attempts=JobRunRow.attempts + 1, lease_until=lease.until(), heartbeat_at=wall)
         )
@@ -76,8 +76,8 @@ def abandon_expired(engine: Engine, job: str, lease: LeasePolicy, now: datetime)
     wall = lease.now()
     with session_scope(engine) as s:
         res = s.execute(update(JobRunRow)
-                        .where(JobRunRow.job == job, JobRunRow.status == "running",  # type: ignore[arg-type]
-                               JobRunRow.lease_until.is_not(None), JobRunRow.lease_until < wall)  # type: ignore[union-attr,operator]
+                        .where(col(JobRunRow.job) == job, col(JobRunRow.status) == "running",
+                               col(JobRunRow.lease_until).is_not(None), col(JobRunRow.lease_until) < wall)
                         .values(status="abandoned", finished_at=now, lease_until=None,
                                 error="abandoned: its runner stopped renewing the lease (killed or crashed)"))
         return int(res.rowcount or 0)
@@ -88,8 +88,8 @@ def reopen(engine: Engine, job: str, period_key: str) -> bool:
     appeared after it finished (e.g. a decision stranded by a killed `arena round`). True when reopened."""
     with session_scope(engine) as s:
         res = s.execute(update(JobRunRow)
-                        .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
-                               JobRunRow.status == "ok")
+                        .where(col(JobRunRow.job) == job, col(JobRunRow.period_key) == period_key,
+                               col(JobRunRow.status) == "ok")
                         .values(status="incomplete"))
         return res.rowcount == 1
 
@@ -99,8 +99,8 @@ def renew(engine: Engine, job: str, period_key: str, token: str, lease: LeasePol
     with session_scope(engine) as s:
         res = s.execute(
             update(JobRunRow)
-            .where(JobRunRow.job == job, JobRunRow.period_key == period_key,  # type: ignore[arg-type]
-                   JobRunRow.runner == token, JobRunRow.status == "running")
+            .where(col(JobRunRow.job) == job, col(JobRunRow.period_key) == period_key,
+                   col(JobRunRow.runner) == token, col(JobRunRow.status) == "running")
             .values(lease_until=lease.until(), heartbeat_at=lease.now())
         )
         return res.rowcount == 1
@@ -109,13 +109,13 @@ def renew(engine: Engine, job: str, period_key: str, token: str, lease: LeasePol
 def finish(engine: Engine, job: str, period_key: str, now: datetime, status: str,
            counts: dict[str, Any] | None = None, error: str = "", token: str | None = None) -> bool:
     """Record the run's end; with `token`, only if the claim is still this token's (True when recorded)."""
-    conds = [JobRunRow.job == job, JobRunRow.period_key == period_key]
+    conds = [col(JobRunRow.job) == job, col(JobRunRow.period_key) == period_key]
     if token is not None:
-        conds += [JobRunRow.runner == token, JobRunRow.status == "running"]
+        conds += [col(JobRunRow.runner) == token, col(JobRunRow.status) == "running"]
     with session_scope(engine) as s:
         res = s.execute(
             update(JobRunRow)
-            .where(*conds)  # type: ignore[arg-type]
+            .where(*conds)
             .values(status=status, finished_at=now, counts=counts or {}, error=error[:20_000], lease_until=None)
         )
         return res.rowcount == 1
@@ -154,9 +154,9 @@ def expire_claims(engine: Engine) -> tuple[int, int]:
     takes them over at once: for a process that owns its store (a simulated run), where any claim it finds on
     starting was left by a dead predecessor — no other process can be holding it. (job runs, decisions)."""
     with session_scope(engine) as s:
-        runs = s.execute(update(JobRunRow).where(JobRunRow.status == "running")  # type: ignore[arg-type]
+        runs = s.execute(update(JobRunRow).where(col(JobRunRow.status) == "running")
                          .values(lease_until=None)).rowcount
-        seats = s.execute(update(DecisionRow).where(DecisionRow.status == "claimed")  # type: ignore[arg-type]
+        seats = s.execute(update(DecisionRow).where(col(DecisionRow.status) == "claimed")
                           .values(lease_until=None)).rowcount
     return int(runs or 0), int(seats or 0)
 
@@ -166,16 +166,16 @@ def unfinished(engine: Engine) -> list[str]:
     claimed ("decision agent #id [round]: claimed"), oldest first."""
     with Session(engine) as s:
         runs = [f"{r.job} [{r.period_key}]: {r.status}" for r in s.scalars(
-            select(JobRunRow).where(JobRunRow.status.in_(("running", "failed", "incomplete", "abandoned")))  # type: ignore[attr-defined]
-            .order_by(JobRunRow.started_at, JobRunRow.id))]
+            select(JobRunRow).where(col(JobRunRow.status).in_(("running", "failed", "incomplete", "abandoned")))
+            .order_by(col(JobRunRow.started_at), col(JobRunRow.id)))]
         seats = [f"decision of agent #{d.agent_id} [{d.round_key}]: claimed" for d in s.scalars(
-            select(DecisionRow).where(DecisionRow.status == "claimed").order_by(DecisionRow.id))]
+            select(DecisionRow).where(col(DecisionRow.status) == "claimed").order_by(col(DecisionRow.id)))]
     return runs + seats
 
 
 def recent_runs(engine: Engine, limit: int = 200) -> list[JobRunRow]:
     with Session(engine) as s:
-        return list(s.scalars(select(JobRunRow).order_by(JobRunRow.started_at.desc(), JobRunRow.id.desc())
+        return list(s.scalars(select(JobRunRow).order_by(col(JobRunRow.started_at).desc(), col(JobRunRow.id).desc())
                               .limit(limit)))
 
 

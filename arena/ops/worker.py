@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.agents.corpus import Corpus
 from arena.agents.view import Agent, AgentView
@@ -194,8 +194,8 @@ class Worker:
         """Claims of the round held by a live runner (their lease not expired)."""
         with Session(self.engine) as s:
             return int(s.scalar(select(func.count()).select_from(DecisionRow).where(
-                DecisionRow.cohort_id.in_(cohort_ids), DecisionRow.round_key == round_key,  # type: ignore[attr-defined]
-                DecisionRow.status == "claimed", DecisionRow.lease_until >= wall_now())) or 0)  # type: ignore[operator]
+                col(DecisionRow.cohort_id).in_(cohort_ids), col(DecisionRow.round_key) == round_key,
+                col(DecisionRow.status) == "claimed", col(DecisionRow.lease_until) >= wall_now())) or 0)
 
     def run(self, *, until_done: bool = False, poll_s: float = 10.0, stop: threading.Event | None = None,
             before_pass: Callable[[], Any] | None = None) -> list[PassReport]:

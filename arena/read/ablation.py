@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.errors import InputError
@@ -110,7 +110,7 @@ def compare_pairs(engine: Engine, as_of: datetime, cohorts: list[str] | None = N
 def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, as_of: datetime) -> dict[int, str]:
     rows = session.execute(select(CohortRow.id, CohortRow.name, AgentRow.name)
                            .join(AgentRow, AgentRow.cohort_id == CohortRow.id)
-                           .where(CohortRow.created_at <= as_of)).all()  # type: ignore[arg-type]
+                           .where(col(CohortRow.created_at) <= as_of)).all()
     cohorts = {cid: cname for cid, cname, _ in rows}
     seats: dict[int, set[str]] = {}
     for cid, _, agent in rows:
@@ -137,7 +137,7 @@ def _shared_cohorts(session: Session, a: str, b: str, names: list[str] | None, a
 def resolution_times(session: Session, as_of: datetime) -> pd.Series:
     """market_id → when its latest resolution (recorded by `as_of`) was recorded."""
     rows = session.execute(select(ResolutionRow.market_id, func.max(ResolutionRow.recorded_at))
-                           .where(ResolutionRow.recorded_at <= as_of)  # type: ignore[arg-type]
+                           .where(col(ResolutionRow.recorded_at) <= as_of)
                            .group_by(ResolutionRow.market_id)).all()
     return pd.Series({m: pd.Timestamp(t) for m, t in rows}, dtype=object)
 
@@ -148,8 +148,8 @@ def _cash_rows(session: Session, ids: dict[int, str], seat: str, as_of: datetime
         select(FillRow.cohort_id, AgentRow.name, FillRow.market_id, func.sum(FillRow.cash_micros),
                func.sum(FillRow.shares))
         .join(AgentRow, AgentRow.id == FillRow.agent_id)
-        .where(FillRow.cohort_id.in_(list(ids)), AgentRow.name == seat,  # type: ignore[attr-defined]
-               FillRow.at <= as_of)  # type: ignore[arg-type,operator]
+        .where(col(FillRow.cohort_id).in_(list(ids)), col(AgentRow.name) == seat,
+               col(FillRow.at) <= as_of)
         .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)).all()
     df = rows_frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])
     df["cohort"] = df["cohort_id"].map(ids) if len(df) else pd.Series(dtype=object)
@@ -208,7 +208,7 @@ def _seats_of(session: Session, seat: str, names: list[str] | None, as_of: datet
     an unknown cohort or seat (`which` names the database in the message)."""
     rows = session.execute(select(CohortRow.id, CohortRow.name, AgentRow.name)
                            .join(AgentRow, AgentRow.cohort_id == CohortRow.id)
-                           .where(CohortRow.created_at <= as_of)).all()  # type: ignore[arg-type]
+                           .where(col(CohortRow.created_at) <= as_of)).all()
     cohorts = {cid: cname for cid, cname, _ in rows}
     if names:
         unknown = [n for n in names if n not in cohorts.values()]
@@ -256,7 +256,7 @@ def compare(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[str] 
 def _frozen(session: Session, seat: str) -> dict[str, Any]:
     """A seat's frozen record (its newest cohort's)."""
     row = session.execute(select(AgentRow.config).where(AgentRow.name == seat)
-                          .order_by(AgentRow.id.desc()).limit(1)).scalar()  # type: ignore[union-attr]
+                          .order_by(col(AgentRow.id).desc()).limit(1)).scalar()
     return dict(row or {})
 
 
@@ -265,7 +265,7 @@ def _compare_one(engine: Engine, a: str, b: str, as_of: datetime, cohorts: list[
     with Session(engine) as s:
         ids = _shared_cohorts(s, a, b, cohorts, as_of)
         result = Comparison(a, b, sorted(ids.values()), as_of)
-        seats = select(AgentRow.name, AgentRow.config).where(AgentRow.name.in_([a, b]))  # type: ignore[attr-defined]
+        seats = select(AgentRow.name, AgentRow.config).where(col(AgentRow.name).in_([a, b]))
         factors = {name: (cfg or {}) for name, cfg in s.execute(seats).all()}
         for base, variant in ((a, b), (b, a)):
             if factors.get(variant, {}).get("variant_of") == base:

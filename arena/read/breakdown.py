@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.scoring.breakdown import breakdown_records, skill_by_category, skill_by_horizon, with_groups
@@ -35,20 +35,20 @@ def with_question_facts(session: Session, frame: pd.DataFrame, as_of: datetime |
     rounds = session.connection().execute(
         select(CohortRow.name, DecisionRow.round_key, func.min(DecisionRow.as_of))
         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
-        .where(CohortRow.name.in_(sorted(pd.unique(frame["cohort"]).tolist())))  # type: ignore[attr-defined]
+        .where(col(CohortRow.name).in_(sorted(pd.unique(frame["cohort"]).tolist())))
         .group_by(CohortRow.name, DecisionRow.round_key)).all()
     decided = {(str(c), str(r)): t for c, r, t in rounds}
     versions = select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
     if as_of is not None:
-        versions = versions.where(ResolutionRow.recorded_at <= utc(as_of))  # type: ignore[arg-type]
-    latest = versions.where(ResolutionRow.market_id.in_(markets)).group_by(  # type: ignore[attr-defined]
+        versions = versions.where(col(ResolutionRow.recorded_at) <= utc(as_of))
+    latest = versions.where(col(ResolutionRow.market_id).in_(markets)).group_by(
         ResolutionRow.market_id).subquery()
     res = session.connection().execute(
         select(ResolutionRow.market_id, ResolutionRow.resolved_at, ResolutionRow.recorded_at)
         .join(latest, (ResolutionRow.market_id == latest.c.market_id) & (ResolutionRow.version == latest.c.v))).all()
     resolved = {m: (r if r is not None else rec) for m, r, rec in res}
     cats = dict(session.connection().execute(
-        select(MarketRow.id, MarketRow.category).where(MarketRow.id.in_(markets))).all())  # type: ignore[attr-defined]
+        select(MarketRow.id, MarketRow.category).where(col(MarketRow.id).in_(markets))).all())
     round_of = [q[len(m) + 1:] for m, q in zip(frame["market_id"].astype(str), frame["question"].astype(str))]
     return frame.assign(
         decided_at=pd.to_datetime(pd.Series([decided.get((str(c), r)) for c, r in zip(frame["cohort"], round_of)],

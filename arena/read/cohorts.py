@@ -88,6 +88,20 @@ def cohort_names(engine: Engine, as_of: datetime) -> list[str]:
         return list(conn.scalars(select(CohortRow.name)))
 
 
+def cohort_lineups(engine: Engine, as_of: datetime) -> tuple[dict[int, str], dict[str, list[int]]]:
+    """(cohort id → name of every cohort created by `as_of`, in the standings' order — period start, then id —;
+    cohort name → its agents' ids, in id order)."""
+    with engine.connect() as conn:
+        names = {int(cid): str(name) for cid, name in conn.execute(
+            select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= utc(as_of))
+            .order_by(CohortRow.period_start, CohortRow.id)).all()}
+        agents: dict[str, list[int]] = defaultdict(list)
+        for aid, cid in conn.execute(select(AgentRow.id, AgentRow.cohort_id).order_by(AgentRow.id)).all():
+            if cid in names:
+                agents[names[cid]].append(int(aid))
+    return names, dict(agents)
+
+
 def cohort_statuses(engine: Engine, as_of: datetime) -> list[tuple[str, str]]:
     """(name, status) of every cohort. Relies on a store copied as of `as_of` (a cohort completed later is still
     open there)."""
@@ -95,5 +109,5 @@ def cohort_statuses(engine: Engine, as_of: datetime) -> list[tuple[str, str]]:
         return [(name, status) for name, status in conn.execute(select(CohortRow.name, CohortRow.status)).all()]
 
 
-__all__ = ["CohortCard", "CohortSetup", "cohort_cards", "cohort_names", "cohort_setups", "cohort_statuses",
+__all__ = ["CohortCard", "CohortSetup", "cohort_cards", "cohort_lineups", "cohort_names", "cohort_setups", "cohort_statuses",
            "decisions_by_status"]

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.domain.market import YES
@@ -134,7 +134,7 @@ def lineup_dates(engine: Engine, cohort_ids: Sequence[int]) -> dict[tuple[str, s
     with Session(engine) as s:
         rows = s.execute(select(CohortRow.name, AgentRow.name, AgentRow.config)
                          .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
-                         .where(AgentRow.cohort_id.in_([int(c) for c in cohort_ids]))).all()  # type: ignore[attr-defined]
+                         .where(col(AgentRow.cohort_id).in_([int(c) for c in cohort_ids]))).all()
     return seat_dates([(c, a, cfg) for c, a, cfg in rows])
 
 
@@ -169,7 +169,7 @@ def _replay_markets(s: Session, market_ids: list[str]) -> set[str]:
         return set()
     q = select(MarketRow.id).where(MarketRow.venue == REPLAY_VENUE)
     if len(market_ids) <= _FEW:
-        q = q.where(MarketRow.id.in_(market_ids))  # type: ignore[attr-defined]
+        q = q.where(col(MarketRow.id).in_(market_ids))
     return set(s.scalars(q)) & set(market_ids)
 
 
@@ -179,7 +179,7 @@ def _resolutions(s: Session, as_of: datetime, market_ids: list[str]) -> pd.DataF
     versions = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
                 .where(ResolutionRow.recorded_at <= as_of))
     if len(market_ids) <= _FEW:
-        versions = versions.where(ResolutionRow.market_id.in_(market_ids))  # type: ignore[attr-defined]
+        versions = versions.where(col(ResolutionRow.market_id).in_(market_ids))
     latest = versions.group_by(ResolutionRow.market_id).subquery()
     rows = s.execute(select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.resolved_at,
                             ResolutionRow.recorded_at)
@@ -199,9 +199,9 @@ def _prices(s: Session, as_of: datetime, market_ids: list[str], cutoffs: Sequenc
     `as_of`; of two observed at one instant, the one recorded last): market_id, observed_at, price_ppm — all the
     rule reads, not the whole path (a year of daily prices per market)."""
     p = PriceSnapshotRow
-    chosen = [p.outcome == YES, p.fetched_at <= as_of, p.observed_at <= as_of]
+    chosen = [col(p.outcome) == YES, col(p.fetched_at) <= as_of, col(p.observed_at) <= as_of]
     if len(market_ids) <= _FEW:
-        chosen.append(p.market_id.in_(market_ids))  # type: ignore[attr-defined]
+        chosen.append(col(p.market_id).in_(market_ids))
     wanted, rows = set(market_ids), {}
     for cutoff in sorted(set(cutoffs)):
         latest = (select(p.market_id, func.max(p.observed_at).label("t"))
@@ -223,8 +223,8 @@ def _ages(s: Session, as_of: datetime, released: Mapping[tuple[str, str], date])
         return {}
     q = (select(CohortRow.name, AgentRow.name, func.min(DecisionRow.as_of))
          .join(AgentRow, AgentRow.id == DecisionRow.agent_id).join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
-         .where(DecisionRow.completed_at.is_not(None), DecisionRow.completed_at <= as_of,  # type: ignore[union-attr,operator]
-                AgentRow.name.in_(sorted({a for _, a in released})))  # type: ignore[attr-defined]
+         .where(col(DecisionRow.completed_at).is_not(None), col(DecisionRow.completed_at) <= as_of,
+                col(AgentRow.name).in_(sorted({a for _, a in released})))
          .group_by(CohortRow.name, AgentRow.name))
     out = {}
     for cohort, agent, first in s.execute(q).all():

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.domain.market import NO
 from arena.money import MICRO
@@ -54,7 +54,7 @@ def _fills(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
                 FillRow.mid_ppm, FillRow.provenance, FillRow.decision_id, FillRow.at)
          .join(AgentRow, AgentRow.id == FillRow.agent_id)
          .join(CohortRow, CohortRow.id == FillRow.cohort_id)
-         .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+         .where(col(FillRow.cohort_id).in_(cohort_ids))
          .order_by(FillRow.id))
     df = rows_frame(session.connection().execute(q).all(),
                     ["cohort", "agent", "agent_id", "market_id", "outcome", "key", "kind", "shares", "cash", "cost",
@@ -73,7 +73,7 @@ def _beliefs(session: Session, fills: pd.DataFrame) -> pd.Series:
     decisions = sorted({int(d) for d in fills["decision_id"].dropna()})
     conn = session.connection()
     if len(decisions) <= BELIEFS_BY_ID:  # a few cohorts' decisions: only theirs, by the decision index
-        found = conn.execute(q.where(ForecastRow.decision_id.in_(decisions))).all() if decisions else []  # type: ignore[attr-defined]
+        found = conn.execute(q.where(col(ForecastRow.decision_id).in_(decisions))).all() if decisions else []
     else:
         found = conn.execute(q).all()
     stated = rows_frame(found, ["decision_id", "market_id", "p_yes"])
@@ -103,7 +103,7 @@ def _prices_before_resolution(session: Session, as_of: datetime, market_ids: lis
     if not market_ids:
         return pd.DataFrame(columns=["market_id", "outcome", "price_ppm"])
     latest_v = (select(ResolutionRow.market_id, func.max(ResolutionRow.version).label("v"))
-                .where(ResolutionRow.market_id.in_(market_ids))  # type: ignore[attr-defined]
+                .where(col(ResolutionRow.market_id).in_(market_ids))
                 .group_by(ResolutionRow.market_id).subquery())
     cut = (select(ResolutionRow.market_id,
                   func.coalesce(ResolutionRow.resolved_at, ResolutionRow.recorded_at).label("cutoff"))
@@ -129,7 +129,7 @@ def decomposition(engine: Engine, as_of: datetime, cohort_names: list[str] | Non
     with Session(engine) as s:
         q = select(CohortRow.id).order_by(CohortRow.period_start)
         if cohort_names:
-            q = q.where(CohortRow.name.in_(cohort_names))  # type: ignore[attr-defined]
+            q = q.where(col(CohortRow.name).in_(cohort_names))
         ids = list(s.scalars(q))
         fills = _fills(s, ids) if ids else pd.DataFrame()
         if fills.empty:

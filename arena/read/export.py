@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy import Select, func, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Mapped
+from sqlmodel import Session, col
 
 from arena.read.csv_cells import safe_frame
 from arena.clock import utc
@@ -33,6 +35,9 @@ from arena.store.tables import (
     ResolutionRow,
 )
 from arena.venues.replay import write_replay
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -181,8 +186,8 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     report = ExportReport()
     with Session(engine) as s:
 
-        def scoped(q, col):  # type: ignore[no-untyped-def]
-            return q.where(col.in_(cohort_ids)) if cohort_ids is not None else q
+        def scoped(q: Select[Any], column: Mapped[int]) -> Select[Any]:
+            return q.where(column.in_(cohort_ids)) if cohort_ids is not None else q
 
         conn = s.connection()
         frames = {
@@ -192,14 +197,14 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                 FillRow.price_ppm, FillRow.mid_ppm, FillRow.provenance, FillRow.decision_id,
                 FillRow.resolution_version, FillRow.at, FillRow.key)
                 .join(AgentRow, AgentRow.id == FillRow.agent_id).join(CohortRow, CohortRow.id == FillRow.cohort_id)
-                .order_by(FillRow.id), FillRow.cohort_id), conn),
+                .order_by(FillRow.id), col(FillRow.cohort_id)), conn),
             "decisions": read_typed(scoped(select(
                 DecisionRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), DecisionRow.round_key,
                 DecisionRow.status, DecisionRow.as_of, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros,
                 DecisionRow.actions, DecisionRow.reasoning, DecisionRow.error, DecisionRow.sizing_version)
                 .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
                 .join(CohortRow, CohortRow.id == DecisionRow.cohort_id).order_by(DecisionRow.id),
-                DecisionRow.cohort_id), conn),
+                col(DecisionRow.cohort_id)), conn),
             "snapshots": read_typed(scoped(select(
                 PortfolioSnapshotRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
                 PortfolioSnapshotRow.as_of, PortfolioSnapshotRow.cash_micros,
@@ -208,14 +213,14 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                 PortfolioSnapshotRow.final)
                 .join(AgentRow, AgentRow.id == PortfolioSnapshotRow.agent_id)
                 .join(CohortRow, CohortRow.id == PortfolioSnapshotRow.cohort_id)
-                .order_by(PortfolioSnapshotRow.id), PortfolioSnapshotRow.cohort_id), conn),
+                .order_by(PortfolioSnapshotRow.id), col(PortfolioSnapshotRow.cohort_id)), conn),
             "forecasts": read_typed(scoped(select(
                 ForecastRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"), ForecastRow.decision_id,
                 ForecastRow.market_id, ForecastRow.source, ForecastRow.probability, ForecastRow.market_price_ppm,
                 ForecastRow.replicate, ForecastRow.as_of)
                 .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
                 .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ForecastRow.id),
-                AgentRow.cohort_id), conn),
+                col(AgentRow.cohort_id)), conn),
             "model_calls": read_typed(scoped(select(
                 ModelCallRow.id, CohortRow.name.label("cohort"), AgentRow.name.label("agent"),
                 ModelCallRow.decision_id, ModelCallRow.attempt, ModelCallRow.decision_attempt, ModelCallRow.replicate,
@@ -226,7 +231,7 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
                 .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
                 .join(AgentRow, AgentRow.id == DecisionRow.agent_id)
                 .join(CohortRow, CohortRow.id == AgentRow.cohort_id).order_by(ModelCallRow.id),
-                AgentRow.cohort_id), conn),
+                col(AgentRow.cohort_id)), conn),
         }
         frames["bets"] = bets_table(s, cohort_ids, as_of)
         touched = None
@@ -235,7 +240,9 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
         mq = select(MarketRow.id, MarketRow.venue, MarketRow.native_id, MarketRow.question, MarketRow.kind,
                     MarketRow.status, MarketRow.close_time, MarketRow.url, MarketRow.category, MarketRow.group_id,
                     MarketRow.first_seen_at).order_by(MarketRow.id)
-        frames["markets"] = read_typed(mq if touched is None else mq.where(MarketRow.id.in_(touched or [""])), conn)
+        if touched is not None:
+            mq = mq.where(col(MarketRow.id).in_(touched or [""]))
+        frames["markets"] = read_typed(mq, conn)
         price_rows = _write_prices(s, out, touched, fmt)
     boards = standings(engine, as_of, rank_by=rank_by or DEFAULT_RANK_BY, cohort_names=[cohort] if cohort else None)
     frames["scores"] = boards_frame(boards)
@@ -243,8 +250,8 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
     frames["question_difficulty"] = question_difficulties(engine, as_of, cohort_names=[cohort] if cohort else None)
     for name in ("fills", "decisions", "snapshots", "forecasts", "model_calls"):
         frames[name] = _usd_columns(frames[name])
-    for name, col in (("decisions", "actions"), ("model_calls", "tool_calls")):
-        frames[name][col] = frames[name][col].map(_json_text)
+    for name, column in (("decisions", "actions"), ("model_calls", "tool_calls")):
+        frames[name][column] = frames[name][column].map(_json_text)
     for name in TABLES[:-1]:
         df = frames[name]
         path = out / f"{name}.{fmt}"
@@ -279,19 +286,19 @@ def _json_text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def read_typed(query, connection) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+def read_typed(query: Select[Any], connection: Connection) -> pd.DataFrame:
     """`pd.read_sql` with the query's integer columns as pandas' nullable Int64 (a null in an integer column
     would otherwise turn the whole column into floats: `decision_id` written `4.0`)."""
     df = pd.read_sql(query, connection)
     return _integers(df, query)
 
 
-def _integers(df: pd.DataFrame, query) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+def _integers(df: pd.DataFrame, query: Select[Any]) -> pd.DataFrame:
     from sqlalchemy import Boolean, Integer
 
-    for col in query.selected_columns:
-        name = col.key
-        if name in df.columns and isinstance(col.type, Integer) and not isinstance(col.type, Boolean) \
+    for column in query.selected_columns:
+        name = column.key
+        if name in df.columns and isinstance(column.type, Integer) and not isinstance(column.type, Boolean) \
                 and df[name].dtype != "Int64":
             df[name] = df[name].astype("Int64")
     return df
@@ -346,16 +353,16 @@ def _require_pyarrow() -> None:
                          fix="pip install pyarrow (or the project's `parquet` extra), or export csv") from None
 
 
-def _parquet_table(df: pd.DataFrame):  # type: ignore[no-untyped-def]
+def _parquet_table(df: pd.DataFrame) -> pa.Table:
     """The frame as an Arrow table: text columns stay text (exact decimals), times stay UTC timestamps."""
     import pyarrow as pa
 
     df = df.copy(deep=False)
-    for col in df.columns:  # a column of Python ints with nulls (the boards' counts) stays integers, as in the CSV
-        if df[col].dtype == object:
-            values = [v for v in df[col] if v is not None and not (isinstance(v, float) and pd.isna(v))]
+    for column in df.columns:  # a column of Python ints with nulls (the boards' counts) stays integers, as in the CSV
+        if df[column].dtype == object:
+            values = [v for v in df[column] if v is not None and not (isinstance(v, float) and pd.isna(v))]
             if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-                df[col] = df[col].astype("Int64")
+                df[column] = df[column].astype("Int64")
     return pa.Table.from_pandas(df, preserve_index=False)
 
 
@@ -369,7 +376,7 @@ def _write_prices(session: Session, out: Path, markets: list[str] | None, fmt: s
                PriceSnapshotRow.bid_ppm, PriceSnapshotRow.ask_ppm, PriceSnapshotRow.observed_at,
                PriceSnapshotRow.fetched_at, PriceSnapshotRow.source).order_by(PriceSnapshotRow.id)
     if markets is not None:
-        q = q.where(PriceSnapshotRow.market_id.in_(markets or [""]))  # type: ignore[attr-defined]
+        q = q.where(col(PriceSnapshotRow.market_id).in_(markets or [""]))
     path = out / f"prices.{fmt}"
     rows, writer, schema = 0, None, None
     try:
@@ -403,13 +410,13 @@ def _write_prices(session: Session, out: Path, markets: list[str] | None, fmt: s
 def _usd_columns(df: pd.DataFrame) -> pd.DataFrame:
     """Integer micro-USD columns become exact decimal USD strings (…_usd); ppm prices become decimals."""
     df = df.copy()
-    for col in [c for c in df.columns if c.endswith("_micros")]:
-        df[col[: -len("_micros")] + "_usd"] = df[col].map(
+    for column in [c for c in df.columns if c.endswith("_micros")]:
+        df[column[: -len("_micros")] + "_usd"] = df[column].map(
             lambda v: "" if pd.isna(v) else str(Decimal(int(v)) / MICRO))
-        df = df.drop(columns=[col])
-    for col in [c for c in df.columns if c.endswith("_ppm")]:
-        df[col[: -len("_ppm")]] = df[col].map(lambda v: "" if pd.isna(v) else str(Decimal(int(v)) / MICRO))
-        df = df.drop(columns=[col])
+        df = df.drop(columns=[column])
+    for column in [c for c in df.columns if c.endswith("_ppm")]:
+        df[column[: -len("_ppm")]] = df[column].map(lambda v: "" if pd.isna(v) else str(Decimal(int(v)) / MICRO))
+        df = df.drop(columns=[column])
     if "shares" in df.columns:
         df["shares"] = df["shares"].map(lambda v: str(Decimal(int(v)) / MICRO))
     return df

@@ -9,12 +9,19 @@ markets keys on their market versions too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.engine import Connection
+from sqlalchemy import func, select, union
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import col
 
-from arena.store.tables import CohortVersionRow, MarketVersionRow
+from arena.clock import utc
+from arena.store.tables import (AgentRow, CohortVersionRow, DecisionRow, FillRow, ForecastQuestionRow, ForecastRow,
+                                MarketVersionRow, PortfolioSnapshotRow, PriceSnapshotRow, ResolutionRow, table_of)
 
 
 def cohort_versions(conn: Connection, cohort_ids: Iterable[int]) -> dict[int, int]:
@@ -22,7 +29,7 @@ def cohort_versions(conn: Connection, cohort_ids: Iterable[int]) -> dict[int, in
     ids = sorted(set(cohort_ids))
     if not ids:
         return {}
-    t = CohortVersionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(CohortVersionRow)
     found = dict(conn.execute(select(t.c.cohort_id, t.c.version).where(t.c.cohort_id.in_(ids))).tuples().all())
     return {i: int(found.get(i, 0)) for i in ids}
 
@@ -32,9 +39,112 @@ def market_versions(conn: Connection, market_ids: Iterable[str]) -> dict[str, in
     ids = sorted(set(market_ids))
     if not ids:
         return {}
-    t = MarketVersionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketVersionRow)
     found: dict[str, int] = {}
     for i in range(0, len(ids), 2_000):
         found.update(conn.execute(select(t.c.market_id, t.c.version)
                                   .where(t.c.market_id.in_(ids[i:i + 2_000]))).tuples().all())
     return {i: int(found.get(i, 0)) for i in ids}
+
+
+def versions_of(engine: Engine, cohort_ids: Iterable[int], market_ids: Iterable[str]
+                ) -> tuple[dict[int, int], dict[str, int]]:
+    """(cohort id → version, market id → version) for the given ones, on one connection (a whole read of the
+    market counters when the markets are many: cheaper than lists of their ids)."""
+    markets = sorted(set(market_ids))
+    with engine.connect() as conn:
+        cohorts = cohort_versions(conn, cohort_ids)
+        if len(markets) > 20_000:
+            every = all_market_versions(conn)
+            return cohorts, {m: every.get(m, 0) for m in markets}
+        return cohorts, market_versions(conn, markets)
+
+
+def all_market_versions(conn: Connection) -> dict[str, int]:
+    """Market id → version, for every market with one (a market missing here is at version 0)."""
+    t = table_of(MarketVersionRow)
+    return {str(m): int(v) for m, v in conn.execute(select(t.c.market_id, t.c.version)).tuples().all()}
+
+
+_KEPT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def versions_kept(engine: Engine) -> bool:
+    """Whether this store's triggers keep the versions (a store built by the migrations does; a point-in-time
+    copy, built from the tables alone, does not — there every version stays 0 and names nothing)."""
+    if _KEPT.get(engine):
+        return True
+    probe = ("SELECT 1 FROM pg_trigger WHERE tgname = 'fills_version_insert'" if engine.dialect.name == "postgresql"
+             else "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'fills_version_insert'")
+    try:
+        with engine.connect() as conn:
+            kept = conn.exec_driver_sql(probe).first() is not None
+    except SQLAlchemyError:
+        return False
+    if kept:  # (a store without them may be migrated later: asked again then)
+        _KEPT[engine] = True
+    return kept
+
+
+def cohort_markets(conn: Connection, cohort_ids: Sequence[int], *, questions: bool = True) -> dict[int, list[str]]:
+    """cohort id → the markets its facts name, sorted: its fills, its forecasts and (with `questions`) its
+    forecast-set questions — every fact as of any time."""
+    out: dict[int, set[str]] = {int(c): set() for c in cohort_ids}
+    for part in chunks(list(out)):
+        parts = [select(FillRow.cohort_id, FillRow.market_id).where(col(FillRow.cohort_id).in_(part)),
+                 select(AgentRow.cohort_id, ForecastRow.market_id).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+                 .where(col(AgentRow.cohort_id).in_(part))]
+        if questions:
+            parts.append(select(ForecastQuestionRow.cohort_id, ForecastQuestionRow.market_id)
+                         .where(col(ForecastQuestionRow.cohort_id).in_(part)))
+        for cid, mid in conn.execute(union(*parts)):
+            out[int(cid)].add(str(mid))
+    return {cid: sorted(ms) for cid, ms in out.items()}
+
+
+def fact_horizons(conn: Connection, markets_of: Mapping[int, Sequence[str]]) -> dict[int, datetime | None]:
+    """cohort id → the latest time stamped on any fact a reader as of T filters by time, for each cohort of
+    `markets_of` (its markets beside it): its fills, decisions completed, forecasts, forecast-set questions and
+    daily marks, and its markets' resolutions and prices. None when it has none. Every reader as of a time at or
+    after it sees all of them, so reads the same rows."""
+    latest: dict[int, datetime | None] = {int(c): None for c in markets_of}
+
+    def fold(key: int, t: Any) -> None:
+        if t is not None:
+            t = utc(t)
+            if latest[key] is None or t > latest[key]:  # type: ignore[operator]
+                latest[key] = t
+
+    d = DecisionRow
+    by_cohort = [(FillRow.cohort_id, FillRow.at), (d.cohort_id, d.completed_at),
+                 (ForecastQuestionRow.cohort_id, ForecastQuestionRow.as_of),
+                 (PortfolioSnapshotRow.cohort_id, PortfolioSnapshotRow.as_of)]
+    for part in chunks(list(latest)):
+        for key, at in by_cohort:
+            for cid, t in conn.execute(select(key, func.max(at)).where(col(key).in_(part)).group_by(key)):
+                fold(int(cid), t)
+        for cid, t in conn.execute(select(d.cohort_id, func.max(ForecastRow.as_of))
+                                   .join(d, d.id == ForecastRow.decision_id)
+                                   .where(col(d.cohort_id).in_(part)).group_by(d.cohort_id)):
+            fold(int(cid), t)
+    markets = sorted({m for ms in markets_of.values() for m in ms})
+    market_at: dict[str, Any] = {}
+    for part in chunks(markets):
+        for q in (select(ResolutionRow.market_id, func.max(ResolutionRow.recorded_at))
+                  .where(col(ResolutionRow.market_id).in_(part)).group_by(ResolutionRow.market_id),
+                  select(PriceSnapshotRow.market_id, func.max(PriceSnapshotRow.fetched_at))
+                  .where(col(PriceSnapshotRow.market_id).in_(part)).group_by(PriceSnapshotRow.market_id),
+                  select(PriceSnapshotRow.market_id, func.max(PriceSnapshotRow.observed_at))
+                  .where(col(PriceSnapshotRow.market_id).in_(part)).group_by(PriceSnapshotRow.market_id)):
+            for mid, t in conn.execute(q):
+                if t is not None and (market_at.get(mid) is None or utc(t) > market_at[mid]):
+                    market_at[mid] = utc(t)
+    for cid, ms in markets_of.items():
+        for m in ms:
+            fold(int(cid), market_at.get(m))
+    return latest
+
+
+def chunks(values: Sequence[Any], size: int = 2_000) -> list[Sequence[Any]]:
+    """`values` in slices an IN list of each can hold."""
+    return [values[i:i + size] for i in range(0, len(values), size)]

@@ -101,17 +101,22 @@ def model_projection(forecasts: pd.DataFrame, asked_weeks: float, n_asked: int,
         Projection(d, markets_needed(d, sd), more_weeks(d, sd, n_asked, per_week)) for d in deltas))
 
 
-def model_projections(engine: Engine, as_of: datetime, names: Sequence[str] | None = None
-                      ) -> Mapping[str, ModelProjection]:
-    """model (seat) name → its projection as of `as_of`, over every cohort it sat in."""
+def model_projections(engine: Engine, as_of: datetime, names: Sequence[str] | None = None,
+                      forecasts: pd.DataFrame | None = None) -> Mapping[str, ModelProjection]:
+    """model (seat) name → its projection as of `as_of`, over every cohort it sat in. `forecasts`: every cohort's
+    forecast-set rows as of `as_of` when the caller has them (`read.frontier.forecast_frame`), else read so, through
+    the frame cache."""
+    from arena.read.frontier import forecast_frame
+
     with Session(engine) as s:
         cohorts = s.execute(select(CohortRow.id, CohortRow.name, CohortRow.period_start)
                             .where(CohortRow.created_at <= as_of).order_by(CohortRow.id)).all()
         if not cohorts:
             return {}
         ids = [int(c[0]) for c in cohorts]
-        forecasts = forecast_set_frame(s, ids, as_of)
         asked = asked_frame(s, ids, as_of)
+    if forecasts is None:
+        forecasts = forecast_frame(engine, as_of)
     start = {name: pd.Timestamp(ps) for _, name, ps in cohorts}
     out = {}
     for model, rows in forecasts.groupby("agent", sort=True):

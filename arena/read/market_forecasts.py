@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
+from sqlmodel import col
 
 from arena.store.tables import ForecastRow
 
@@ -22,7 +23,7 @@ def market_forecasts(conn: Connection, market_ids: Sequence[str] | None = None) 
     copy as of a time and would change the last digit a page shows."""
     q = select(ForecastRow.market_id, ForecastRow.probability).where(ForecastRow.replicate == 1)
     if market_ids is not None:
-        q = q.where(ForecastRow.market_id.in_(list(market_ids)))  # type: ignore[attr-defined]
+        q = q.where(col(ForecastRow.market_id).in_(list(market_ids)))
     by: dict[str, list[float]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     for m, p in conn.execute(q).all():

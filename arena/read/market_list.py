@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from sqlalchemy import distinct, func, select
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.store.tables import AgentRow, FillRow, ForecastRow, MarketRow
 
@@ -38,8 +39,8 @@ def market_usage(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | No
     bq = (select(FillRow.cohort_id, FillRow.market_id, func.count(), func.count(distinct(FillRow.agent_id)))
           .where(FillRow.kind == "buy").group_by(FillRow.cohort_id, FillRow.market_id))
     if cohort_ids is not None:
-        fq = fq.where(AgentRow.cohort_id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
-        bq = bq.where(FillRow.cohort_id.in_(list(cohort_ids)))  # type: ignore[attr-defined]
+        fq = fq.where(col(AgentRow.cohort_id).in_(list(cohort_ids)))
+        bq = bq.where(col(FillRow.cohort_id).in_(list(cohort_ids)))
     asked: dict[int, set[str]] = defaultdict(set)
     traded: dict[tuple[int, str], tuple[int, int]] = {}
     with engine.connect() as conn:
@@ -59,7 +60,7 @@ def market_list_facts(engine: Engine, as_of: datetime, ids: Sequence[str]) -> di
         for lo in range(0, len(ids), 5000):
             chunk = list(ids[lo : lo + 5000])
             out.update({r[0]: MarketListFacts._make(r)
-                        for r in conn.execute(q.where(MarketRow.id.in_(chunk))).all()})  # type: ignore
+                        for r in conn.execute(q.where(col(MarketRow.id).in_(chunk))).all()})
     return out
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.store.tables import AgentRow, DecisionRow, ModelCallRow
 
@@ -37,7 +38,7 @@ def model_costs(engine: Engine, names: Sequence[str] | None) -> dict[str, Cost]:
          .join(DecisionRow, DecisionRow.id == ModelCallRow.decision_id)
          .join(AgentRow, AgentRow.id == DecisionRow.agent_id).group_by(AgentRow.name))
     if names is not None:
-        q = q.where(AgentRow.name.in_(list(names)))  # type: ignore[attr-defined]
+        q = q.where(col(AgentRow.name).in_(list(names)))
     with engine.connect() as conn:
         return {str(n): Cost(int(c), int(p), int(t), None if cost is None else int(cost), 0)
                 for n, c, p, t, cost in conn.execute(q).all()}
@@ -56,7 +57,7 @@ def call_costs(engine: Engine, names: Sequence[str] | None = None) -> pd.DataFra
          .order_by(AgentRow.name, AgentRow.cohort_id, DecisionRow.round_key, ModelCallRow.decision_attempt,
                    ModelCallRow.replicate, ModelCallRow.attempt))
     if names is not None:
-        q = q.where(AgentRow.name.in_(list(names)))  # type: ignore[attr-defined]
+        q = q.where(col(AgentRow.name).in_(list(names)))
     with engine.connect() as conn:
         rows = conn.execute(q).all()
     return pd.DataFrame({"agent": [str(r[0]) for r in rows],

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import case, desc, func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.store.tables import AgentRow, CohortRow, DecisionRow, JobRunRow, SyncErrorRow, SyncRunRow
@@ -135,7 +135,7 @@ def operations(engine: Engine, as_of: datetime, limit: int, n_cohorts: int) -> O
                      func.max(JobRunRow.period_key), func.max(JobRunRow.started_at))
               .group_by(JobRunRow.job).order_by(JobRunRow.job))
     status_q = select(DecisionRow.status, func.count()).group_by(DecisionRow.status).order_by(DecisionRow.status)
-    failed = (DecisionRow.error != "") | DecisionRow.status.in_(["failed", "claimed"])  # type: ignore[attr-defined]
+    failed = (col(DecisionRow.error) != "") | col(DecisionRow.status).in_(["failed", "claimed"])
     issue_q = (select(DecisionRow.id, DecisionRow.agent_id, AgentRow.name, CohortRow.name, DecisionRow.round_key,
                       DecisionRow.status, DecisionRow.error)
                .join(AgentRow, AgentRow.id == DecisionRow.agent_id)

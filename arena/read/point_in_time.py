@@ -171,7 +171,8 @@ def _copy_sqlite(source: str, t: datetime, target: Engine) -> dict[str, int]:
                 conn.execute(text(sql), {"t": stamp})
         if "alembic_version" in present:
             conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS alembic_version (version_num VARCHAR(32) NOT NULL)")
-            conn.exec_driver_sql("INSERT INTO alembic_version SELECT version_num FROM src.alembic_version")
+            conn.exec_driver_sql("INSERT INTO alembic_version SELECT version_num FROM src.alembic_version "
+                                 "WHERE NOT EXISTS (SELECT 1 FROM main.alembic_version)")  # (a migrated target has it)
         conn.commit()
         conn.exec_driver_sql("DETACH DATABASE src")
     return counts
@@ -215,7 +216,7 @@ def copy_as_of(engine: Engine, as_of: datetime, target: Engine) -> dict[str, int
         if "alembic_version" in present:  # the schema revision the methodology page names
             revision = src.execute(text("SELECT version_num FROM alembic_version")).scalar()
             dst.execute(text("CREATE TABLE IF NOT EXISTS alembic_version (version_num VARCHAR(32) NOT NULL)"))
-            if revision is not None:
+            if revision is not None and dst.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 0:
                 dst.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": revision})
     return counts
 

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import select, union
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.cache.frame_cache import cohort_frames
 from arena.clock import utc
 from arena.scoring.question_difficulty import question_difficulty
-from arena.store.tables import CohortRow, ForecastQuestionRow
+from arena.store.tables import AgentRow, CohortRow, ForecastQuestionRow, ForecastRow
 
 
 def question_difficulties(engine: Engine, as_of: datetime, *, cohort_names: Sequence[str] | None = None,
@@ -28,11 +28,15 @@ def question_difficulties(engine: Engine, as_of: datetime, *, cohort_names: Sequ
         q = (select(CohortRow.id, CohortRow.name).where(CohortRow.created_at <= as_of)
              .order_by(CohortRow.period_start, CohortRow.id))
         if cohort_names is not None:
-            q = q.where(CohortRow.name.in_(list(cohort_names)))  # type: ignore[attr-defined]
+            q = q.where(col(CohortRow.name).in_(list(cohort_names)))
         if market_ids is not None:
-            asked = select(ForecastQuestionRow.cohort_id).where(
-                ForecastQuestionRow.market_id.in_(list(market_ids)))  # type: ignore[attr-defined]
-            q = q.where(CohortRow.id.in_(asked))  # type: ignore[union-attr]
+            # the cohorts that asked one of them, or forecast it (a store whose forecast-set rows were written as
+            # forecasts alone, as the benchmarks' are, has no question rows): the rows the full reading keeps
+            ids = list(market_ids)
+            asked = union(select(ForecastQuestionRow.cohort_id).where(col(ForecastQuestionRow.market_id).in_(ids)),
+                          select(AgentRow.cohort_id).join(ForecastRow, ForecastRow.agent_id == AgentRow.id)
+                          .where(col(ForecastRow.market_id).in_(ids)))
+            q = q.where(col(CohortRow.id).in_(select(asked.subquery().c[0])))
         cohorts = [(int(cid), str(name)) for cid, name in s.execute(q).all()]
     if not cohorts:
         return question_difficulty(pd.DataFrame())

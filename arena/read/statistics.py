@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.domain.ladders import detect_ladders, ladder_ranks
 from arena.domain.market import YES, Market, MarketKind
@@ -81,7 +81,7 @@ class CohortStatistics:
 def _cohort_ids(session: Session, names: list[str] | None) -> dict[int, str]:
     q = select(CohortRow.id, CohortRow.name).order_by(CohortRow.period_start)
     if names:
-        q = q.where(CohortRow.name.in_(names))  # type: ignore[attr-defined]
+        q = q.where(col(CohortRow.name).in_(names))
     return dict(session.execute(q).all())
 
 
@@ -107,7 +107,7 @@ def _stated(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .join(AgentRow, AgentRow.id == ForecastRow.agent_id)
         .join(CohortRow, CohortRow.id == DecisionRow.cohort_id)
         .join(MarketRow, MarketRow.id == ForecastRow.market_id)
-        .where(DecisionRow.cohort_id.in_(cohort_ids), ForecastRow.replicate == 1)  # type: ignore[attr-defined]
+        .where(col(DecisionRow.cohort_id).in_(cohort_ids), col(ForecastRow.replicate) == 1)
     ).all()
     df = rows_frame(rows, ["cohort", "agent", "market_id", "source", "probability", "round", "decision_id", "kind",
                        "group_id", "market_price_ppm", "decided_at"])
@@ -134,7 +134,7 @@ def _group_members(session: Session, stated: pd.DataFrame) -> pd.DataFrame:
     groups = sorted({g for g in stated["group_id"] if g}) if len(stated) else []
     rows = session.connection().execute(
         select(MarketRow.group_id, MarketRow.id, MarketRow.first_seen_at, MarketRow.close_time)
-        .where(MarketRow.group_id.in_(groups), MarketRow.kind == "binary")  # type: ignore[attr-defined]
+        .where(col(MarketRow.group_id).in_(groups), col(MarketRow.kind) == "binary")
     ).all() if groups else []
     return pd.DataFrame([tuple(r) for r in rows], columns=["group_id", "market_id", "first_seen_at", "close_time"])
 
@@ -149,7 +149,7 @@ def _ladder_members(session: Session, stated: pd.DataFrame) -> pd.DataFrame:
     ids = sorted(set(stated["market_id"])) if len(stated) else []
     rows = session.connection().execute(
         select(MarketRow.id, MarketRow.venue, MarketRow.question, MarketRow.close_time)
-        .where(MarketRow.id.in_(ids), MarketRow.kind == "binary")  # type: ignore[attr-defined]
+        .where(col(MarketRow.id).in_(ids), col(MarketRow.kind) == "binary")
     ).all() if ids else []
     markets = [Market(id=r[0], venue=r[1], question=r[2], kind=MarketKind.BINARY,
                       close_time=utc(r[3]) if r[3] is not None else None) for r in rows]
@@ -168,7 +168,7 @@ def _answers(session: Session, cohort_ids: list[int]) -> pd.DataFrame:
         .join(CohortRow, CohortRow.id == FillRow.cohort_id)
         .join(MarketRow, MarketRow.id == FillRow.market_id)
         .where(FillRow.kind == "buy", MarketRow.kind == "multi",
-               FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+               col(FillRow.cohort_id).in_(cohort_ids))
     ).all()
     df = rows_frame(rows, ["cohort", "agent", "market_id", "answer", "q"])
     res = latest_resolutions(session).set_index("market_id")
@@ -184,7 +184,7 @@ def _pnl_by_market(session: Session, cohort_ids: list[int], names: dict[int, str
         select(FillRow.cohort_id, AgentRow.name, FillRow.market_id, func.sum(FillRow.cash_micros),
                func.sum(FillRow.shares))
         .join(AgentRow, AgentRow.id == FillRow.agent_id)
-        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(col(FillRow.cohort_id).in_(cohort_ids))
         .group_by(FillRow.cohort_id, AgentRow.name, FillRow.market_id)
     ).all()
     df = rows_frame(rows, ["cohort_id", "agent", "market_id", "cash", "shares"])

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from sqlalchemy import select, union
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.store.tables import FillRow, ForecastRow, MarketRow
 
@@ -24,8 +25,8 @@ def touched_market_ids(engine: Engine, as_of: datetime, among: Iterable[str] | N
         ids = sorted(set(among))
         if not ids:
             return set()
-        fq = fq.where(FillRow.market_id.in_(ids))  # type: ignore[attr-defined]
-        oq = oq.where(ForecastRow.market_id.in_(ids))  # type: ignore[attr-defined]
+        fq = fq.where(col(FillRow.market_id).in_(ids))
+        oq = oq.where(col(ForecastRow.market_id).in_(ids))
     with engine.connect() as conn:
         return {r[0] for r in conn.execute(union(fq, oq)).all()}
 
@@ -38,7 +39,7 @@ def market_questions(engine: Engine, as_of: datetime, ids: Iterable[str] | None)
         ids = sorted(set(ids))
         if not ids:
             return {}
-        q = q.where(MarketRow.id.in_(ids))  # type: ignore[attr-defined]
+        q = q.where(col(MarketRow.id).in_(ids))
     with engine.connect() as conn:
         return dict(conn.execute(q).all())
 

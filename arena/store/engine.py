@@ -14,8 +14,10 @@ from importlib.resources import files
 from pathlib import Path
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session, create_engine
 
 from arena.errors import DatabaseURLError, SchemaError, StoreError
@@ -88,7 +90,7 @@ def _make_engine(url: str, echo: bool, read_only: bool = False) -> Engine:
         engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             if not read_only:  # WAL is persistent: an arena database has it since it was created
@@ -150,7 +152,7 @@ def fresh_store(engine: Engine) -> Engine:
     return engine
 
 
-def current_revision_on(conn) -> str | None:  # type: ignore[no-untyped-def]
+def current_revision_on(conn: Connection) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
     return MigrationContext.configure(conn).get_current_revision()

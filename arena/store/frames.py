@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import BigInteger, Integer, String, bindparam, cast, func, literal_column, or_, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.domain.market import NO, YES
@@ -120,7 +120,7 @@ def position_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime 
     q = (
         select(FillRow.agent_id, FillRow.market_id, FillRow.outcome,
                func.sum(FillRow.shares).label("shares"), func.sum(FillRow.cost_micros).label("cost"))
-        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(col(FillRow.cohort_id).in_(cohort_ids))
         .group_by(FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         .having(func.sum(FillRow.shares) > 0)
     )
@@ -139,7 +139,7 @@ def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | No
     its fills recorded at or before it)."""
     fq = (
         select(FillRow.agent_id, func.sum(FillRow.cash_micros).label("delta"))
-        .where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(col(FillRow.cohort_id).in_(cohort_ids))
         .group_by(FillRow.agent_id)
     )
     fills = (fq.where(FillRow.at <= as_of) if as_of is not None else fq).subquery()
@@ -147,7 +147,7 @@ def cash_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | No
         select(AgentRow.id, AgentRow.cohort_id, CohortRow.starting_cash_micros, fills.c.delta)
         .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
         .outerjoin(fills, fills.c.agent_id == AgentRow.id)
-        .where(AgentRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        .where(col(AgentRow.cohort_id).in_(cohort_ids))
         .order_by(AgentRow.id)
     )
     df = rows_frame(session.connection().execute(q).all(), ["agent_id", "cohort_id", "start", "delta"])
@@ -178,7 +178,7 @@ def price_frame(session: Session, as_of: datetime, market_ids: Sequence[str], *,
         select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome,
                func.max(PriceSnapshotRow.observed_at).label("t"))
         .where(PriceSnapshotRow.fetched_at <= as_of, PriceSnapshotRow.observed_at <= as_of,
-               PriceSnapshotRow.market_id.in_(list(market_ids)))  # type: ignore[attr-defined]
+               col(PriceSnapshotRow.market_id).in_(list(market_ids)))
         .group_by(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome)
         .subquery()
     )
@@ -214,7 +214,7 @@ def latest_resolutions(session: Session, as_of: datetime | None = None,
     if as_of is not None:
         versions = versions.where(ResolutionRow.recorded_at <= as_of)
     if market_ids is not None and len(market_ids) <= _FEW_MARKETS:
-        versions = versions.where(ResolutionRow.market_id.in_(sorted(set(market_ids))))  # type: ignore[attr-defined]
+        versions = versions.where(col(ResolutionRow.market_id).in_(sorted(set(market_ids))))
     latest = versions.group_by(ResolutionRow.market_id).subquery()
     rows = session.execute(
         select(ResolutionRow.market_id, ResolutionRow.kind, ResolutionRow.payouts)
@@ -247,7 +247,7 @@ def _market_kinds(session: Session, market_ids: pd.Series) -> pd.DataFrame:
     wanted = pd.unique(market_ids)
     q = select(MarketRow.id, MarketRow.kind)
     if len(wanted) <= _FEW_MARKETS:
-        q = q.where(MarketRow.id.in_(sorted(wanted.tolist())))  # type: ignore[attr-defined]
+        q = q.where(col(MarketRow.id).in_(sorted(wanted.tolist())))
     return read_frame(session, q, ["_id", "market_kind"], ["str", "str"]).set_index("_id")
 
 
@@ -283,11 +283,11 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     q = (
         select(FillRow.cohort_id, FillRow.agent_id, FillRow.market_id, FillRow.outcome, FillRow.cost_micros,
                FillRow.price_ppm, FillRow.decision_id, FillRow.at, FillRow.id)
-        .where(FillRow.kind == "buy", FillRow.decision_id.is_not(None))  # type: ignore[union-attr]
+        .where(col(FillRow.kind) == "buy", col(FillRow.decision_id).is_not(None))
         .order_by(FillRow.cohort_id, FillRow.agent_id, FillRow.id)
     )
     if cohort_ids is not None:
-        q = q.where(FillRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        q = q.where(col(FillRow.cohort_id).in_(cohort_ids))
     if as_of is not None:
         q = q.where(FillRow.at <= time_bound(session, as_of))
     fills = read_frame(session, q, ["cohort_id", "agent_id", "market_id", "outcome", "amount", "price_ppm",
@@ -300,7 +300,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
         *_cohort_dimensions(session, cohort_ids),
         ("decision_id", _dimension(
             session, select(DecisionRow.id, DecisionRow.cash_at_start_micros, DecisionRow.max_bet_micros).where(
-                *([DecisionRow.cohort_id.in_(cohort_ids)] if cohort_ids is not None else [])),  # type: ignore[attr-defined]
+                *([col(DecisionRow.cohort_id).in_(cohort_ids)] if cohort_ids is not None else [])),
             ["cash_at_decision", "max_bet"], ["int", "int"])),
         ("market_id", _market_kinds(session, fills["market_id"]))])
     bets = bets[["cohort", "agent", "market_id", "outcome", "amount", "price_ppm", "cash_at_decision", "max_bet",
@@ -336,7 +336,7 @@ def bets_frame(session: Session, cohort_ids: list[int] | None = None, as_of: dat
     sq = select(ForecastRow.decision_id, ForecastRow.market_id, ForecastRow.probability).where(ForecastRow.source == "bet")
     if cohort_ids is not None:  # only the cohorts' decisions (a bet's decision is its agent's, in its cohort)
         sq = sq.join(DecisionRow, DecisionRow.id == ForecastRow.decision_id).where(
-            DecisionRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+            col(DecisionRow.cohort_id).in_(cohort_ids))
     stated = rows_frame(session.connection().execute(sq).all(), ["decision_id", "market_id", "stated_probability"])
     bets = bets.merge(stated, on=["decision_id", "market_id"], how="left")
     return bets.drop(columns=["price_ppm"])
@@ -347,8 +347,8 @@ def _cohort_dimensions(session: Session, cohort_ids: Sequence[int] | None) -> li
     names and their agents' (an agent's facts are in its cohort)."""
     cohorts, agents = select(CohortRow.id, CohortRow.name), select(AgentRow.id, AgentRow.name)
     if cohort_ids is not None:
-        cohorts = cohorts.where(CohortRow.id.in_(cohort_ids))  # type: ignore[union-attr]
-        agents = agents.where(AgentRow.cohort_id.in_(cohort_ids))  # type: ignore[attr-defined]
+        cohorts = cohorts.where(col(CohortRow.id).in_(cohort_ids))
+        agents = agents.where(col(AgentRow.cohort_id).in_(cohort_ids))
     return [("cohort_id", _dimension(session, cohorts, ["cohort"], ["str"])),
             ("agent_id", _dimension(session, agents, ["agent"], ["str"]))]
 
@@ -360,13 +360,13 @@ def _forecast_sets(session: Session, cohort_ids: list[int], columns: list[tuple[
     q = (select(DecisionRow.cohort_id, ForecastRow.agent_id, ForecastRow.decision_id, ForecastRow.market_id,
                 *(c for c, _, _ in columns))
          .join(DecisionRow, DecisionRow.id == ForecastRow.decision_id)
-         .where(ForecastRow.source == "forecast_set", DecisionRow.cohort_id.in_(cohort_ids),  # type: ignore[attr-defined]
+         .where(col(ForecastRow.source) == "forecast_set", col(DecisionRow.cohort_id).in_(cohort_ids),
                 *conditions)
          .order_by(ForecastRow.id))
     facts = read_frame(session, q, ["cohort_id", "agent_id", "decision_id", "market_id", *(n for _, n, _ in columns)],
                        ["int", "int", "int", "str", *(k for _, _, k in columns)])
     rounds = _dimension(session, select(DecisionRow.id, DecisionRow.round_key).where(
-        DecisionRow.cohort_id.in_(cohort_ids)), ["round"], ["str"])  # type: ignore[attr-defined]
+        col(DecisionRow.cohort_id).in_(cohort_ids)), ["round"], ["str"])
     df = _joined(facts, [*_cohort_dimensions(session, cohort_ids), ("decision_id", rounds)])
     df["round"] = df["round"].astype(str)
     df["market_id"] = df["market_id"].astype(str)
@@ -415,7 +415,7 @@ def forecast_set_frame(session: Session, cohort_ids: list[int], as_of: datetime 
     conditions = [] if all_replicates else [ForecastRow.replicate == 1]
     if as_of is not None:
         at = time_bound(session, as_of)
-        conditions += [DecisionRow.completed_at <= at, ForecastRow.as_of <= at]  # type: ignore[operator]
+        conditions += [col(DecisionRow.completed_at) <= at, col(ForecastRow.as_of) <= at]
     df = _forecast_sets(session, cohort_ids, [
         (ForecastRow.probability, "probability", "float"), (ForecastRow.market_price_ppm, "price_ppm", "int"),
         (ForecastRow.replicate, "replicate", "int")], *conditions)
@@ -468,25 +468,25 @@ def question_leaks(session: Session, cohort_ids: Sequence[int], as_of: datetime 
     if not ids:
         return _NO_LEAKS.copy()
     fq, m, r = ForecastQuestionRow, MarketRow, ResolutionRow
-    sets = select(fq.cohort_id, fq.round_key, fq.market_id, fq.position, fq.as_of).where(fq.cohort_id.in_(ids))  # type: ignore[attr-defined]
+    sets = select(fq.cohort_id, fq.round_key, fq.market_id, fq.position, fq.as_of).where(col(fq.cohort_id).in_(ids))
     res = select(r.market_id, r.version, r.recorded_at, r.kind)
     if as_of is not None:
-        sets = sets.where(fq.as_of <= as_of)  # type: ignore[operator]
-        res = res.where(r.recorded_at <= as_of)  # type: ignore[operator]
+        sets = sets.where(col(fq.as_of) <= as_of)
+        res = res.where(col(r.recorded_at) <= as_of)
     conn = session.connection()
     asked = [Asked(c, str(k), str(mid), utc(at), int(pos)) for c, k, mid, pos, at in conn.execute(sets).all()]
     if not asked:
         return _NO_LEAKS.copy()
-    asked_ids = select(fq.market_id).where(fq.cohort_id.in_(ids))  # type: ignore[attr-defined]
-    groups = select(m.group_id).where(m.id.in_(asked_ids), m.group_id != "")  # type: ignore[attr-defined]
-    resolved = select(r.market_id).where(r.kind.in_(("winner", "probabilistic")))  # type: ignore[attr-defined]
+    asked_ids = select(fq.market_id).where(col(fq.cohort_id).in_(ids))
+    groups = select(m.group_id).where(col(m.id).in_(asked_ids), col(m.group_id) != "")
+    resolved = select(r.market_id).where(col(r.kind).in_(("winner", "probabilistic")))
     rows = conn.execute(select(m.id, m.question, m.group_id, m.first_seen_at).where(
-        or_(m.id.in_(asked_ids), m.group_id.in_(groups), m.id.in_(resolved)))).all()  # type: ignore[attr-defined]
+        or_(col(m.id).in_(asked_ids), col(m.group_id).in_(groups), col(m.id).in_(resolved)))).all()
     markets = {str(i): MarketText(str(i), q or "", g or "", utc(at) if at is not None else None) for i, q, g, at in rows}
     # what YES paid matters only to the groups' members (rule 1): their winners' payouts alone are decoded
-    members = select(m.id).where(m.group_id.in_(groups))  # type: ignore[attr-defined]
+    members = select(m.id).where(col(m.group_id).in_(groups))
     paid = {(str(mid), int(v)): (payouts or {}).get(YES) for mid, v, payouts in conn.execute(
-        select(r.market_id, r.version, r.payouts).where(r.kind == "winner", r.market_id.in_(members))).all()}  # type: ignore[attr-defined]
+        select(r.market_id, r.version, r.payouts).where(col(r.kind) == "winner", col(r.market_id).in_(members))).all()}
     facts = [ResolutionFact(str(mid), int(v), utc(at), str(kind), paid.get((str(mid), int(v))))
              for mid, v, at, kind in conn.execute(res).all()]
     leaks = find_leaks(asked, markets, facts)
@@ -505,12 +505,12 @@ def asked_questions(session: Session, cohort_ids: Sequence[int], as_of: datetime
     q = (select(d.cohort_id, d.agent_id, d.round_key, fq.market_id, fq.price_ppm)
          .join(fq, (fq.cohort_id == d.cohort_id) & (fq.round_key == d.round_key))
          .join(MarketRow, MarketRow.id == fq.market_id)
-         .where(d.cohort_id.in_(ids), d.status != "claimed", d.completed_at.is_not(None),  # type: ignore[attr-defined,union-attr]
-                or_(MarketRow.close_time.is_(None), MarketRow.close_time > d.as_of))  # type: ignore[union-attr,operator]
+         .where(col(d.cohort_id).in_(ids), col(d.status) != "claimed", col(d.completed_at).is_not(None),
+                or_(col(MarketRow.close_time).is_(None), col(MarketRow.close_time) > d.as_of))
          .order_by(d.cohort_id, d.round_key, fq.market_id, d.agent_id))
     if as_of is not None:
         at = time_bound(session, as_of)
-        q = q.where(d.completed_at <= at, fq.as_of <= at)  # type: ignore[operator]
+        q = q.where(col(d.completed_at) <= at, col(fq.as_of) <= at)
     facts = read_frame(session, q, ["cohort_id", "agent_id", "round", "market_id", "price_ppm"],
                        ["int", "int", "str", "str", "int"])
     df = _joined(facts, _cohort_dimensions(session, ids))
@@ -542,13 +542,13 @@ def asked_frame(session: Session, cohort_ids: Sequence[int], as_of: datetime | N
     q = (select(ForecastQuestionRow.cohort_id, ForecastQuestionRow.round_key, ForecastQuestionRow.market_id,
                 ForecastQuestionRow.price_ppm, cast(ForecastQuestionRow.in_band, Integer),
                 cast(ForecastQuestionRow.filled, Integer), ForecastQuestionRow.as_of)
-         .where(ForecastQuestionRow.cohort_id.in_([int(c) for c in cohort_ids]))  # type: ignore[attr-defined]
+         .where(col(ForecastQuestionRow.cohort_id).in_([int(c) for c in cohort_ids]))
          .order_by(ForecastQuestionRow.cohort_id, ForecastQuestionRow.round_key, ForecastQuestionRow.position))
     if as_of is not None:
-        q = q.where(ForecastQuestionRow.as_of <= time_bound(session, as_of))  # type: ignore[operator]
+        q = q.where(col(ForecastQuestionRow.as_of) <= time_bound(session, as_of))
     facts = read_frame(session, q, ["cohort_id", "round", "market_id", "price_ppm", "in_band", "filled", "as_of"],
                        ["int", "str", "str", "int", "int", "int", "time"])
-    cohorts = select(CohortRow.id, CohortRow.name).where(CohortRow.id.in_([int(c) for c in cohort_ids]))  # type: ignore[union-attr]
+    cohorts = select(CohortRow.id, CohortRow.name).where(col(CohortRow.id).in_([int(c) for c in cohort_ids]))
     df = _joined(facts, [("cohort_id", _dimension(session, cohorts, ["cohort"], ["str"]))])
     df["round"] = df["round"].astype(str)
     df["market_id"] = df["market_id"].astype(str)

@@ -12,7 +12,9 @@ import logging
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -187,4 +189,33 @@ class Recent(Generic[V]):
             self.used = 0
 
 
-__all__ = ["MemoTable", "Recent", "forget_all"]
+_SCOPE: ContextVar[dict[Hashable, Any] | None] = ContextVar("one_reading", default=None)
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Within the block, anything asked through `read_once` with the same key answers from its first reading (a
+    render asks for its page keys, its standings and its model comparisons: one reading of the store serves them)."""
+    token = _SCOPE.set({})
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+T = TypeVar("T")
+
+
+def read_once(key: Hashable, compute: Callable[[], T]) -> T:
+    """Within `one_reading`, `compute()` once per `key` (which must name everything the result depends on: the
+    database, the time, the arguments); outside it, every time."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return compute()
+    if key not in scope:
+        scope[key] = compute()
+    value: T = scope[key]
+    return value
+
+
+__all__ = ["MemoTable", "Recent", "forget_all", "one_reading", "read_once"]

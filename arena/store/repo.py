@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import orjson
 from sqlalchemy import JSON, DateTime, String, any_, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.domain.fill import Fill, FillKind
@@ -39,6 +39,7 @@ from arena.store.tables import (
     MarketRow,
     PriceSnapshotRow,
     ResolutionRow,
+    table_of,
 )
 
 
@@ -108,7 +109,7 @@ class MarketState:
 
 def market_states(session: Session, ids: Iterable[str]) -> dict[str, MarketState]:
     """The stored hashes of the given markets (absent: not stored yet), read straight from the cursor."""
-    t = MarketRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketRow)
     out: dict[str, MarketState] = {}
     for where in _id_filters(session, t.c.id, ids):
         q = select(t.c.id, t.c.content_hash, t.c.description_hash, t.c.quote_hash, t.c.quote_at,
@@ -168,7 +169,7 @@ def stored_payloads(session: Session, ids: Iterable[str]) -> dict[str, StoredPay
         finally:
             cur.close()
     out: dict[str, StoredPayload] = {}  # another database: through SQLAlchemy's types
-    t = MarketRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketRow)
     for where in _id_filters(session, t.c.id, ids):
         q = select(t.c.id, t.c.payload_hash, t.c.quote_hash, t.c.quote_at, t.c.question, t.c.status,
                    t.c.close_time, t.c.category).where(where, t.c.payload_hash != "")
@@ -254,7 +255,7 @@ def upsert_markets(session: Session, markets: Iterable[Market], now: datetime,
         if row:
             updates.append(row | {"_id": m.id})
         changed += content_changed or description_changed
-    t = MarketRow.__table__  # type: ignore[attr-defined]
+    t = table_of(MarketRow)
     if new_rows:
         bulk_insert(session, t, new_rows)
     for group in _same_keys(updates):
@@ -367,7 +368,7 @@ def markets_by_id(session: Session, ids: Iterable[str] | None = None) -> dict[st
         ids = list(ids)
         if not ids:
             return {}
-        q = q.where(MarketRow.id.in_(ids))  # type: ignore[attr-defined]
+        q = q.where(col(MarketRow.id).in_(ids))
     return {r.id: market_from_row(r) for r in session.scalars(q)}
 
 
@@ -425,11 +426,11 @@ def store_quotes(session: Session, new: list[tuple[Quote, str]], older: list[Quo
     for the `written` markets (`upsert_markets` did it, given `last_quotes(new)` as its `refresh`)."""
     rows = [_snapshot_row(q, o, p, fetched_at) for q, _ in new for o, p in q.prices.items()]
     rows += _unstored_rows(session, older, fetched_at)
-    bulk_insert(session, PriceSnapshotRow.__table__, rows)  # type: ignore[attr-defined]
+    bulk_insert(session, table_of(PriceSnapshotRow), rows)
     written = set(written)
     latest = {mid: v for mid, v in last_quotes(new).items() if mid not in written}
     if latest:  # a quote of no payload's parse: the market's payload fingerprint no longer vouches for it
-        t = MarketRow.__table__  # type: ignore[attr-defined]
+        t = table_of(MarketRow)
         session.connection().execute(
             update(t).where(t.c.id == bindparam("_id")).values(quote_hash=bindparam("qh"), quote_at=bindparam("qa"),
                                                                payload_hash=""),
@@ -459,7 +460,7 @@ def _unstored_rows(session: Session, quotes: list[Quote], fetched_at: datetime) 
         stored |= {(m, o, utc(t), src) for m, o, t, src in session.execute(
             select(PriceSnapshotRow.market_id, PriceSnapshotRow.outcome, PriceSnapshotRow.observed_at,
                    PriceSnapshotRow.source)
-            .where(PriceSnapshotRow.market_id.in_(chunk), PriceSnapshotRow.observed_at >= earliest))}  # type: ignore[attr-defined]
+            .where(col(PriceSnapshotRow.market_id).in_(chunk), col(PriceSnapshotRow.observed_at) >= earliest))}
     rows = []
     for q in quotes:
         for outcome, price in q.prices.items():
@@ -484,7 +485,7 @@ def latest_quotes(session: Session, as_of: datetime, market_ids: Iterable[str] |
         market_ids = list(market_ids)
         if not market_ids:
             return {}
-        latest = latest.where(PriceSnapshotRow.market_id.in_(market_ids))  # type: ignore[attr-defined]
+        latest = latest.where(col(PriceSnapshotRow.market_id).in_(market_ids))
     sub = latest.subquery()
     # plain rows, not ORM objects: a thousand markets' quotes are read for every decision round and page
     rows = session.execute(
@@ -558,7 +559,7 @@ def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution |
     items = list(items)
     ids = sorted({mid for mid, _ in items})
     latest: dict[str, Any] = {}
-    t = ResolutionRow.__table__  # type: ignore[attr-defined]
+    t = table_of(ResolutionRow)
     for where in _id_filters(session, t.c.market_id, ids):
         sub = (select(t.c.market_id, func.max(t.c.version).label("v"))
                .where(where).group_by(t.c.market_id).subquery())
@@ -574,7 +575,7 @@ def record_resolutions(session: Session, items: Iterable[tuple[str, Resolution |
             latest[mid] = SimpleNamespace(**row)
     bulk_insert(session, t, new_rows)
     if new_rows:  # a payload fingerprint vouches for its parse's resolution being the latest: no longer so
-        m = MarketRow.__table__  # type: ignore[attr-defined]
+        m = table_of(MarketRow)
         session.connection().execute(
             update(m).where(m.c.id == bindparam("_id"), m.c.payload_hash != "").values(payload_hash=""),
             [{"_id": mid} for mid in sorted({r["market_id"] for r in new_rows})])

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, LargeBinary, Table, Text, UniqueConstraint
+from sqlalchemy import inspect as sa_inspect
 from sqlmodel import Field, SQLModel
 
 
@@ -19,6 +20,15 @@ def _ts(nullable: bool = False, index: bool = False) -> Any:
 
 def _big(nullable: bool = False) -> Any:
     return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table a table model maps to (its `__table__`), typed: SQLModel declares no `__table__`, so
+    reading it directly leaves the checker blind to the columns."""
+    table = sa_inspect(model, raiseerr=True).local_table
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not a table model")
+    return table
 
 
 class MarketRow(SQLModel, table=True):
@@ -429,14 +439,14 @@ class BoardCacheRow(SQLModel, table=True):
 
 
 class FrameCacheRow(SQLModel, table=True):
-    """One cohort's frames as of some time (forecast set, bets, portfolios: `services.frame_cache`), keyed by a
-    fingerprint of the facts they were read from: a memo, never a fact, like `board_cache`."""
+    """One cohort's frames as of some time (forecast set, bets, portfolios: `cache.frame_cache`), keyed by the
+    cohort's version: a memo, never a fact, like `board_cache`."""
 
     __tablename__ = "frame_cache"
 
-    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the cohort's fact marks
+    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the code digest, cohort id and version
     cohort: str = Field(max_length=100, index=True)
-    # frames, market list and market marks: a JSON header and the columns' bytes (`services.frame_cache`)
+    # frames, markets and their versions: a JSON header and the columns' bytes (`cache.frame_cache`)
     payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     stored_at: datetime = _ts()
     used_at: datetime = _ts()

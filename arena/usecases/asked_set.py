@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from arena.domain.forecast_set import Question, choose, round_seed
 from arena.domain.market import YES, Market, Quote
@@ -51,7 +51,7 @@ def stored_set(session: Session, cohort_id: int, round_key: str) -> AskedSet | N
     """The round's stored set, or None when none was written."""
     rows = session.exec(select(ForecastQuestionRow).where(ForecastQuestionRow.cohort_id == cohort_id,
                                                           ForecastQuestionRow.round_key == round_key)
-                        .order_by(ForecastQuestionRow.position)).all()  # type: ignore[arg-type]
+                        .order_by(col(ForecastQuestionRow.position))).all()
     if not rows:
         return None
     return AskedSet(round_key, rows[0].as_of,
@@ -71,7 +71,7 @@ def round_set(engine: Engine, cohort: CohortRow, round_key: str, as_of: datetime
     if not questions:
         return AskedSet(round_key, as_of, ())
     with session_scope(engine) as s:
-        s.execute(update(CohortRow).where(CohortRow.id == cohort.id)  # type: ignore[arg-type]
+        s.execute(update(CohortRow).where(col(CohortRow.id) == cohort.id)
                   .values(status=CohortRow.status))  # lock the cohort: one writer per round
         found = stored_set(s, cohort.id, round_key)  # type: ignore[arg-type]
         if found is not None:

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from arena.domain.decision import ModelCall
 from arena.store.engine import session_scope
@@ -60,27 +60,27 @@ class StoreCallJournal:
 def hold(s: Session, decision_id: int, token: str) -> bool:
     """Whether `token` still holds the decision's claim, locking the decision row for the rest of `s`'s
     transaction (an UPDATE to the same value), so no takeover interleaves with what the holder writes next."""
-    res = s.execute(update(DecisionRow)  # type: ignore[arg-type]
-                    .where(DecisionRow.id == decision_id, DecisionRow.status == "claimed",  # type: ignore[arg-type]
-                           DecisionRow.claimed_by == token).values(claimed_by=token))
+    res = s.execute(update(DecisionRow)
+                    .where(col(DecisionRow.id) == decision_id, col(DecisionRow.status) == "claimed",
+                           col(DecisionRow.claimed_by) == token).values(claimed_by=token))
     return res.rowcount == 1
 
 
 def last_call_number(s: Session, decision_id: int) -> int:
     """The highest call number on record for the decision (0: none)."""
     return s.scalar(select(func.max(ModelCallRow.attempt))
-                    .where(ModelCallRow.decision_id == decision_id)) or 0  # type: ignore[arg-type]
+                    .where(col(ModelCallRow.decision_id) == decision_id)) or 0
 
 
 def abandon_in_flight(s: Session, decision_id: int, reason: str = TAKEN_OVER, *,
                       only: list[int] | None = None) -> int:
     """Mark the decision's calls still in flight abandoned (`only`: just those rows); how many were."""
-    q = update(ModelCallRow).where(ModelCallRow.decision_id == decision_id,  # type: ignore[arg-type]
-                                   ModelCallRow.status == "in_flight")  # type: ignore[arg-type]
+    q = update(ModelCallRow).where(col(ModelCallRow.decision_id) == decision_id,
+                                   col(ModelCallRow.status) == "in_flight")
     if only is not None:
         if not only:
             return 0
-        q = q.where(ModelCallRow.id.in_(only))  # type: ignore[union-attr]
+        q = q.where(col(ModelCallRow.id).in_(only))
     return s.execute(q.values(status="abandoned", error=reason)).rowcount
 
 
@@ -111,7 +111,7 @@ def record_calls(s: Session, decision_id: int, decision_attempt: int, replicate:
             offset = last_call_number(s, decision_id)
     for call in calls:
         if call.attempt in written:
-            s.execute(update(ModelCallRow).where(ModelCallRow.id == written[call.attempt])  # type: ignore[arg-type]
+            s.execute(update(ModelCallRow).where(col(ModelCallRow.id) == written[call.attempt])
                       .values(**call_values(call)))
         else:
             s.add(ModelCallRow(decision_id=decision_id, attempt=call.attempt + offset,
@@ -132,7 +132,7 @@ def complete_journaled(engine: Engine, journal: StoreCallJournal | None, calls: 
         for call in calls:
             if call.attempt in journal.rows:
                 s.execute(update(ModelCallRow)
-                          .where(ModelCallRow.id == journal.rows[call.attempt])  # type: ignore[arg-type]
+                          .where(col(ModelCallRow.id) == journal.rows[call.attempt])
                           .values(**call_values(call)))
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import and_, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from arena.agents.redact import scrub, scrub_decision
 from arena.agents.view import Agent, AgentView, MarketView, PositionView
@@ -99,13 +99,13 @@ def claim_decision(engine: Engine, cohort_id: int, agent_id: int, round_key: str
     except IntegrityError:
         pass
     wall = lease.now()
-    takeover = and_(DecisionRow.status == "claimed",
-                    or_(DecisionRow.lease_until.is_(None), DecisionRow.lease_until < wall))  # type: ignore[union-attr,operator]
-    retry = and_(DecisionRow.status == "failed", DecisionRow.attempts < retry_below)
-    mine = (DecisionRow.agent_id == agent_id, DecisionRow.round_key == round_key)
+    takeover = and_(col(DecisionRow.status) == "claimed",
+                    or_(col(DecisionRow.lease_until).is_(None), col(DecisionRow.lease_until) < wall))
+    retry = and_(col(DecisionRow.status) == "failed", col(DecisionRow.attempts) < retry_below)
+    mine = (col(DecisionRow.agent_id) == agent_id, col(DecisionRow.round_key) == round_key)
     with session_scope(engine) as s:
         res = s.execute(
-            update(DecisionRow).where(*mine, or_(takeover, retry))  # type: ignore[arg-type]
+            update(DecisionRow).where(*mine, or_(takeover, retry))
             .values(status="claimed", claimed_by=token, lease_until=lease.until(), attempts=DecisionRow.attempts + 1,
                     as_of=now, claimed_at=now, completed_at=None, error="")
         )
@@ -148,7 +148,7 @@ class ClaimBeat:
         with session_scope(self.engine) as s:
             for decision_id, token in held.items():
                 s.execute(update(DecisionRow)
-                          .where(DecisionRow.id == decision_id, DecisionRow.claimed_by == token,  # type: ignore[arg-type]
+                          .where(col(DecisionRow.id) == decision_id, col(DecisionRow.claimed_by) == token,
                                  DecisionRow.status == "claimed")
                           .values(lease_until=self.lease.until()))
 
@@ -290,7 +290,7 @@ def _decide_claimed(engine: Engine, cohort: CohortRow, agent_row: AgentRow, agen
         # Re-check the claim inside the writing transaction: only one runner may complete it.
         done = s.execute(
             update(DecisionRow)
-            .where(DecisionRow.id == decision_id, DecisionRow.status == "claimed",  # type: ignore[arg-type]
+            .where(col(DecisionRow.id) == decision_id, col(DecisionRow.status) == "claimed",
                    DecisionRow.claimed_by == c.token)
             .values(status=status, cash_at_start_micros=execution.cash_at_start.micros,
                     max_bet_micros=execution.max_bet.micros, actions=[action_json(a) for a in decision.actions],
@@ -396,7 +396,7 @@ def _write_replicate(s: Session, c: Claim, r: int, again: bool, status: str, dec
                   model_calls=len(decision.calls), as_of=as_of)
     if again:
         s.execute(update(DecisionReplicateRow)
-                  .where(DecisionReplicateRow.decision_id == c.decision_id,  # type: ignore[arg-type]
+                  .where(col(DecisionReplicateRow.decision_id) == c.decision_id,
                          DecisionReplicateRow.replicate == r).values(**values))
     else:
         s.add(DecisionReplicateRow(decision_id=c.decision_id, replicate=r, **values))

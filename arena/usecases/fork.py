@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import Executable, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
 from arena.clock import utc
@@ -196,7 +196,7 @@ class MarketPath:
         return written
 
 
-def _rows(conn, q) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _rows(conn: Connection, q: Executable) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(q).mappings()]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.agents.corpus import Corpus
 from arena.agents.view import Agent, AgentView
@@ -182,7 +182,7 @@ def round_needs_work(engine: Engine, now: datetime, config: ArenaConfig, lease: 
     lease = lease or LeasePolicy.from_env(default=config.operations.lease_seconds)
     retry = RetryPolicy.of(config, now)
     stranded = and_(DecisionRow.status == "claimed",
-                    or_(DecisionRow.lease_until.is_(None), DecisionRow.lease_until < lease.now()))  # type: ignore[union-attr,operator]
+                    or_(col(DecisionRow.lease_until).is_(None), col(DecisionRow.lease_until) < lease.now()))
     retryable = and_(DecisionRow.status == "failed", DecisionRow.attempts < retry.retry_below(now))
     with Session(engine) as s:
         return int(s.scalar(select(func.count()).select_from(DecisionRow).where(

@@ -16,7 +16,7 @@ import pandas as pd
 from sqlalchemy import BigInteger, bindparam, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.domain.market import NO, YES
 from arena.domain.valuation import complement_ppm, value_micros
@@ -24,7 +24,7 @@ from arena.money import MICRO
 from arena.store import repo
 from arena.store.engine import session_scope
 from arena.store.frames import cash_frame, fill_markets, position_frame, price_frame, rows_frame
-from arena.store.tables import CohortRow, PortfolioSnapshotRow
+from arena.store.tables import CohortRow, PortfolioSnapshotRow, table_of
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ def mark_to_market(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
             {"positions_value": 0, "open_positions": 0, "unpriced": 0})
         done = set(s.scalars(select(PortfolioSnapshotRow.agent_id).where(
             PortfolioSnapshotRow.as_of == as_of,
-            PortfolioSnapshotRow.agent_id.in_(book.index.tolist()))))  # type: ignore[attr-defined]
+            col(PortfolioSnapshotRow.agent_id).in_(book.index.tolist()))))
         rows = [
             dict(cohort_id=int(cid), agent_id=int(aid), as_of=as_of, cash_micros=int(cash),
                  positions_value_micros=int(pv), total_value_micros=int(cash) + int(pv),
@@ -182,6 +182,6 @@ def mark_to_market(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
                                                book["positions_value"], book["open_positions"], book["unpriced"])
             if int(aid) not in done
         ]
-        repo.bulk_insert(s, PortfolioSnapshotRow.__table__, rows)  # type: ignore[attr-defined]
+        repo.bulk_insert(s, table_of(PortfolioSnapshotRow), rows)
         return MarkCounts(len(book), int(per_agent["open_positions"].sum()), int(per_agent["unpriced"].sum()),
                           len(rows))

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.domain.market import YES
@@ -63,7 +63,7 @@ class StoreMarketFacts:
                     PriceSnapshotRow.market_id == market_id, PriceSnapshotRow.fetched_at <= self.as_of,
                     PriceSnapshotRow.observed_at <= self.as_of)
                 .group_by(PriceSnapshotRow.observed_at)
-                .order_by(PriceSnapshotRow.observed_at.desc()).limit(max_points))]  # type: ignore[attr-defined]
+                .order_by(col(PriceSnapshotRow.observed_at).desc()).limit(max_points))]
             total = s.execute(select(func.count(func.distinct(PriceSnapshotRow.observed_at))).where(
                 PriceSnapshotRow.market_id == market_id, PriceSnapshotRow.fetched_at <= self.as_of,
                 PriceSnapshotRow.observed_at <= self.as_of)).scalar_one()
@@ -86,8 +86,8 @@ class StoreMarketFacts:
             self._market(s, market_id)
             row = s.scalars(self._snapshots(s, market_id)
                             .where(PriceSnapshotRow.outcome == YES,
-                                   (PriceSnapshotRow.bid_ppm.is_not(None)) | (PriceSnapshotRow.ask_ppm.is_not(None)))  # type: ignore[union-attr]
-                            .order_by(PriceSnapshotRow.observed_at.desc(), PriceSnapshotRow.id.desc())  # type: ignore[attr-defined]
+                                   (col(PriceSnapshotRow.bid_ppm).is_not(None)) | (col(PriceSnapshotRow.ask_ppm).is_not(None)))
+                            .order_by(col(PriceSnapshotRow.observed_at).desc(), col(PriceSnapshotRow.id).desc())
                             ).first()
             quote = repo.latest_quotes(s, self.as_of, [market_id]).get(market_id)
         out: dict[str, Any] = {"market_id": market_id, "note": ORDER_BOOK_NOTE,

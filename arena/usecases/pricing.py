@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from arena.domain.book import Level, OrderBook, book_for_outcome, walk_buy, walk_sell
 from arena.domain.broker import Pricer, PricedOrder, QuotePricer
@@ -190,12 +190,12 @@ def pricer_for(session: Session, markets: Mapping[str, Market], quotes: Mapping[
     pricer: Pricer = QuotePricer(quotes)
     if books is not None:
         pm = [mid for mid, m in markets.items() if m.venue == "polymarket"]
-        rows = session.execute(select(MarketRow.id, MarketRow.extra).where(MarketRow.id.in_(pm))).all() if pm else []  # type: ignore[attr-defined]
+        rows = session.execute(select(MarketRow.id, MarketRow.extra).where(col(MarketRow.id).in_(pm))).all() if pm else []
         tokens = {mid: (extra or {}).get("token_ids", {}) for mid, extra in rows}
         pricer = BookPricer(QuotePricer(quotes), books, tokens, _fee_rates(rows))
     quoted = [mid for mid, m in markets.items() if m.venue == "replay" and (q := quotes.get(mid)) is not None
               and (q.bid is not None or q.ask is not None)]
     if not quoted:
         return pricer
-    rows = session.execute(select(MarketRow.id, MarketRow.extra).where(MarketRow.id.in_(quoted))).all()  # type: ignore[attr-defined]
+    rows = session.execute(select(MarketRow.id, MarketRow.extra).where(col(MarketRow.id).in_(quoted))).all()
     return RecordedQuotePricer(pricer, quotes, _fee_rates(rows))

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import case, func, select
 from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
 
 from arena.clock import utc
 from arena.domain import settlement
@@ -48,13 +49,13 @@ def settle_resolved(engine: Engine, now: datetime) -> SettleCounts:
             return counts
         # Per position: shares held, and whether a settlement of an older version is still in force
         # (settled in a version and not reversed). Only those groups need work.
-        settled_v = func.max(case((FillRow.kind.in_(SETTLING), FillRow.resolution_version), else_=None))  # type: ignore[attr-defined]
+        settled_v = func.max(case((col(FillRow.kind).in_(SETTLING), FillRow.resolution_version), else_=None))
         reversals = func.sum(case((FillRow.kind == FillKind.REVERSAL.value, 1), else_=0))
-        settles = func.sum(case((FillRow.kind.in_(SETTLING), 1), else_=0))  # type: ignore[attr-defined]
+        settles = func.sum(case((col(FillRow.kind).in_(SETTLING), 1), else_=0))
         groups = s.execute(
             select(FillRow.cohort_id, FillRow.agent_id, FillRow.market_id, FillRow.outcome,
                    func.sum(FillRow.shares), settled_v, settles, reversals)
-            .where(FillRow.market_id.in_(list(latest)))  # type: ignore[attr-defined]
+            .where(col(FillRow.market_id).in_(list(latest)))
             .group_by(FillRow.cohort_id, FillRow.agent_id, FillRow.market_id, FillRow.outcome)
         ).all()
         touched: set[str] = set()
@@ -85,18 +86,19 @@ def settle_resolved(engine: Engine, now: datetime) -> SettleCounts:
     return counts
 
 
-def _reverse_in_force(s, agent_id: int, market_id: str, outcome: str, now: datetime) -> list[Fill]:  # type: ignore[no-untyped-def]
-    rows = s.scalars(select(FillRow).where(FillRow.agent_id == agent_id, FillRow.market_id == market_id,
-                                           FillRow.outcome == outcome).order_by(FillRow.id)).all()
+def _reverse_in_force(s: Session, agent_id: int, market_id: str, outcome: str, now: datetime) -> list[Fill]:
+    rows = s.scalars(select(FillRow).where(col(FillRow.agent_id) == agent_id, col(FillRow.market_id) == market_id,
+                                           col(FillRow.outcome) == outcome).order_by(col(FillRow.id))).all()
     reversed_keys = {r.provenance.removeprefix("reverses:") for r in rows if r.kind == FillKind.REVERSAL.value}
     return [settlement.reverse(repo.fill_from_row(r), now) for r in rows
             if r.kind in SETTLING and r.key not in reversed_keys]
 
 
-def _position(s, agent_id: int, market_id: str, outcome: str, pending: list[Fill]) -> Position:  # type: ignore[no-untyped-def]
+def _position(s: Session, agent_id: int, market_id: str, outcome: str, pending: list[Fill]) -> Position:
     shares, cost = s.execute(
         select(func.coalesce(func.sum(FillRow.shares), 0), func.coalesce(func.sum(FillRow.cost_micros), 0))
-        .where(FillRow.agent_id == agent_id, FillRow.market_id == market_id, FillRow.outcome == outcome)
+        .where(col(FillRow.agent_id) == agent_id, col(FillRow.market_id) == market_id,
+               col(FillRow.outcome) == outcome)
     ).one()
     shares = int(shares) + sum(f.shares for f in pending)
     cost = int(cost) + sum(f.cost.micros for f in pending)

@@ -122,24 +122,36 @@ def simulate(
     return report
 
 
+class PointInTimeVenue(Protocol):
+    """What `ReplayTimeVenue` reads of the replay venue (`venues.replay.ReplayVenue`)."""
+
+    def markets_at(self, t: datetime, *, include_resolved: bool = False) -> list[Market]: ...
+
+    def quote_at(self, market_id: str, t: datetime) -> Quote | None: ...
+
+    def resolution_at(self, market_id: str, t: datetime) -> Resolution | None: ...
+
+    def extras(self, market_id: str) -> dict[str, str]: ...
+
+
 class ReplayTimeVenue:
     """Adapts the replay venue to the simulation loop: every market listed by t (resolved ones included, so
     their resolutions are recorded), quotes only from points visible at t."""
 
-    def __init__(self, venue: object) -> None:
+    def __init__(self, venue: PointInTimeVenue) -> None:
         self.venue = venue
 
     def markets_listed_at(self, t: datetime) -> list[Market]:
-        return self.venue.markets_at(t, include_resolved=True)  # type: ignore[attr-defined]
+        return self.venue.markets_at(t, include_resolved=True)
 
     def quote_at(self, market_id: str, t: datetime) -> Quote:
-        q = self.venue.quote_at(market_id, t)  # type: ignore[attr-defined]
+        q = self.venue.quote_at(market_id, t)
         if q is None:
             raise NotFound(f"no visible price for {market_id} at {t}")
         return q
 
     def resolution_at(self, market_id: str, t: datetime) -> Resolution | None:
-        return self.venue.resolution_at(market_id, t)  # type: ignore[attr-defined]
+        return self.venue.resolution_at(market_id, t)
 
     def extras(self, market_id: str) -> dict[str, str]:
-        return self.venue.extras(market_id)  # type: ignore[attr-defined]
+        return self.venue.extras(market_id)

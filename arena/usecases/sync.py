@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.clock import Clock
 from arena.domain.market import Market, MarketStatus, Quote, Resolution
@@ -131,13 +132,13 @@ def held_market_ids(engine: Engine, venue: str, now: datetime | None = None,
         ids = set(s.scalars(held))
         if now is not None:
             settled = select(FillRow.market_id).where(
-                FillRow.kind.in_(("settle", "refund", "reversal")),  # type: ignore[attr-defined]
+                col(FillRow.kind).in_(("settle", "refund", "reversal")),
                 FillRow.at >= now - rewatch).distinct()
             ids |= set(s.scalars(settled))
         if not ids:
             return {}
         rows = s.execute(select(MarketRow.id, MarketRow.native_id)
-                         .where(MarketRow.venue == venue, MarketRow.id.in_(sorted(ids)))).all()  # type: ignore[attr-defined]
+                         .where(col(MarketRow.venue) == venue, col(MarketRow.id).in_(sorted(ids)))).all()
     return {mid: native for mid, native in rows}
 
 
@@ -148,7 +149,7 @@ def followed_market_ids(engine: Engine, venue: str) -> dict[str, str]:
     with session_scope(engine) as s:
         rows = s.execute(select(MarketRow.id, MarketRow.native_id)
                          .where(MarketRow.venue == venue, MarketRow.status != MarketStatus.RESOLVED.value,
-                                MarketRow.id.in_(select(ForecastQuestionRow.market_id)))  # type: ignore[attr-defined]
+                                col(MarketRow.id).in_(select(ForecastQuestionRow.market_id)))
                          .order_by(MarketRow.id)).all()
     return {mid: native for mid, native in rows}
 
@@ -275,8 +276,8 @@ def _run(engine: Engine, venue: str, clock: Clock, gather: Callable[[_Batch, Syn
         # A sync of this venue still "running" long after it started was stopped with its process (a kill):
         # record it as such, so the operations page does not show it running forever.
         s.execute(update(SyncRunRow)
-                  .where(SyncRunRow.venue == venue, SyncRunRow.status == "running",  # type: ignore[arg-type]
-                         SyncRunRow.started_at < now - STALE_SYNC)  # type: ignore[operator]
+                  .where(col(SyncRunRow.venue) == venue, col(SyncRunRow.status) == "running",
+                         col(SyncRunRow.started_at) < now - STALE_SYNC)
                   .values(status="abandoned", finished_at=now,
                           error="abandoned: its process stopped before the sync finished (killed or crashed); "
                                 "nothing of it was written"))

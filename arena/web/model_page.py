@@ -222,8 +222,8 @@ def model_contexts(engine: Engine, as_of: datetime, names: Sequence[str] | None 
     twin_of = {r.name: r.same_as for r in every if r.same_as}
     comparisons = model_comparisons(engine, as_of, sorted(seats))
     costs = model_costs(engine, sorted(seats))
-    projections = model_projections(engine, as_of, sorted(seats))
     forecasts = forecast_frame(engine, as_of)
+    projections = model_projections(engine, as_of, sorted(seats), forecasts)
     split = {k: {m: tuple(breakdown_records(part.drop(columns=["agent"]))) for m, part in t.groupby("agent")}
              for k, t in model_breakdowns(engine, forecasts, as_of).items()}
     front = list(frontier) if frontier is not None else frontier_records(model_frontier(engine, as_of, forecasts))

@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from arena.cache import frame_cache
 from arena.cache.frame_cache import cohort_frames
+from arena.read.fact_versions import cohort_markets
 from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
 from arena.store.memo import MemoTable, forget_all
@@ -107,7 +108,7 @@ def test_a_new_resolution_version_rereads_the_cohorts_that_touch_its_market(aren
     assert set(after.read) == touching and touching
 
 
-def test_a_new_price_rereads_only_cohorts_holding_the_market_open_and_a_past_as_of_is_exact(arena_db):
+def test_a_new_price_rereads_only_the_cohorts_whose_facts_name_its_market_and_a_past_as_of_is_exact(arena_db):
     first = _check(arena_db, MID)
     assert _check(arena_db, MID).read == ()
     with Session(arena_db) as s:  # a market some cohort holds open at MID
@@ -117,11 +118,14 @@ def test_a_new_price_rereads_only_cohorts_holding_the_market_open_and_a_past_as_
         assert held
         cohort_id, market, outcome = held[0]
         holders = {c for c, m, _ in held if m == market}
+        naming = {c for c, ms in cohort_markets(s.connection(), [c for c, _ in _cohorts(arena_db)]).items()
+                  if market in ms}
+        assert holders <= naming
         s.execute(insert(PriceSnapshotRow).values(market_id=market, outcome=outcome, price_ppm=123_456,
                                                   observed_at=MID, fetched_at=MID, source="test"))
         s.commit()
     after = _check(arena_db, MID)
-    assert set(after.read) == holders
+    assert set(after.read) == naming
     moved = after.portfolios[after.portfolios["total_value"] != first.portfolios["total_value"]]
     assert len(moved) and set(moved["cohort"]) <= set(_names(arena_db, holders))
     # the entries of LATER are still there and still right

@@ -1,7 +1,9 @@
-"""The frame cache's stored payload (`services.frame_cache.encode`/`decode`): every kind of column comes back with
+"""The frame cache's stored payload (`cache.frame_cache.encode`/`decode`): every kind of column comes back with
 the same values, the same dtype and the same array type — strings stored by Arrow and by Python, missing values,
 times with and without a zone (NaT included), numbers, booleans, anything else — and the entry's nonce heads the
 payload, so a process can tell which stored entry it holds without decoding it."""
+
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pandas as pd
@@ -26,8 +28,12 @@ def _same_columns(a, b) -> None:
         pd.testing.assert_series_equal(pd.Series(x), pd.Series(y), check_exact=True, obj=name)
 
 
+AS_OF = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+HORIZON = datetime(2026, 2, 28, 9, 30, 0, 123456, tzinfo=timezone.utc)
+
+
 def _entry(frames) -> _Entry:
-    return _Entry((1, 2, 3, 4, 5, 6), ["m:1", "m:2"], ["m:2"], frames)
+    return _Entry(AS_OF, HORIZON, ["m:1", "m:2"], [3, 0], ["m:2"], frames)
 
 
 def test_every_kind_of_column_round_trips_exactly():
@@ -50,7 +56,8 @@ def test_every_kind_of_column_round_trips_exactly():
     payload = encode(entry)
     assert isinstance(payload, bytes) and payload[:HEAD] == MAGIC + entry.nonce.encode()
     back = decode(payload)
-    assert (back.marks, back.markets, back.priced) == (entry.marks, entry.markets, entry.priced)
+    assert (back.as_of, back.horizon, back.markets, back.versions, back.touched) == (
+        AS_OF, HORIZON, ["m:1", "m:2"], [3, 0], ["m:2"])
     assert back.nonce == entry.nonce
     _same_columns(cols, back.frames["bets"])
     _same_columns(entry.frames["forecasts"], back.frames["forecasts"])
@@ -71,7 +78,9 @@ def test_a_payload_of_another_format_is_refused_so_the_cohort_is_read_again():
     payload = bytearray(encode(_entry({"bets": {"n": np.arange(3, dtype=np.int64)}})))
     with pytest.raises(ValueError, match="format"):
         decode(b"XXXX" + bytes(payload[4:]))
-    assert frame_cache.FORMAT == 4
+    with pytest.raises(ValueError, match="format"):  # an entry of format 4 (keyed on aggregate marks): read again
+        decode(b"AFC4" + bytes(payload[4:]))
+    assert MAGIC == b"AFC" + str(frame_cache.FORMAT).encode() and frame_cache.FORMAT > 4
 
 
 def test_each_frame_has_a_digest_of_its_content_that_travels_with_the_entry():
@@ -86,3 +95,17 @@ def test_each_frame_has_a_digest_of_its_content_that_travels_with_the_entry():
                     {**cols, "_order": np.array([0, 2, 1], dtype=np.int64)},
                     {**cols, "s": pd.array(["a", "", "b"], dtype="str")}):
         assert _entry({"bets": changed}).digests["bets"] != entry.digests["bets"]
+
+
+def test_an_entry_serves_a_time_only_when_no_fact_it_depends_on_falls_between_and_its_markets_held():
+    """An entry read as of T serves T itself; a later time too when its horizon (the latest fact) is at or before
+    T; an earlier time only when that is at or after the horizon; never once one of its markets' versions moved."""
+    entry = _entry({})
+    versions = {"m:1": 3}  # m:2 has none: version 0
+    assert entry.serves(AS_OF, versions) and entry.serves(AS_OF + timedelta(days=30), versions)
+    assert entry.serves(HORIZON, versions) and not entry.serves(HORIZON - timedelta(microseconds=1), versions)
+    assert not entry.serves(AS_OF, {"m:1": 4}) and not entry.serves(AS_OF, {"m:1": 3, "m:2": 1})
+    late = _Entry(AS_OF, AS_OF + timedelta(hours=1), ["m:1"], [3], [], {})  # a fact stamped after T
+    assert late.serves(AS_OF, versions) and not late.sees_all()
+    assert not late.serves(AS_OF + timedelta(minutes=59), versions)  # between T and that fact: another reading
+    assert late.serves(AS_OF + timedelta(hours=2), versions) is False  # read as of T, it lacks that fact

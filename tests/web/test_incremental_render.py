@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from arena.read.fact_versions import cohort_markets, cohort_versions
 from arena.store.engine import session_scope
 from arena.store.memo import forget_all
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, PortfolioSnapshotRow,
@@ -100,11 +101,13 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     mid, touching = _market_cohorts(engine)
     cohort = sorted(touching)[0]
     at = as_of - timedelta(minutes=30)
+    versions = _versions(engine)
     if change in CHANGES:
         CHANGES[change](engine, mid) if change == "question" else CHANGES[change](engine, mid, at)
     else:
         COHORT_CHANGES[change](engine, cohort, at)
     before = {p: (site / p).stat().st_mtime_ns for p in _files(site)}
+    moved = {c for c, v in _versions(engine).items() if v != versions[c]}  # the cohorts whose version moved
     step = render_site(engine, site, as_of, statistics="none")
     forget_all()  # the reference is computed from the facts alone, not from slices kept in memory
     full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
@@ -112,16 +115,34 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     rebuilt = touching if change in CHANGES else {cohort}  # the cohorts that touched the market, or the one changed
     assert step.pages["cohort"] == len(rebuilt) < full.pages["cohort"], step.pages
     assert step.pages["agent"] == sum(len(_agent_ids(engine, c)) for c in rebuilt)
-    assert step.pages.get("market", 0) == (1 if change in CHANGES else 0)
-    # the market list is keyed by every market's key: kept when only a cohort's own pages changed
-    assert step.pages.get("markets", 0) == (1 if change in CHANGES else 0)
-    assert step.kept.get("markets", 0) == (0 if change in CHANGES else 1)
+    # a market page is keyed by its market's version and those of the cohorts that touched it
+    markets = {m for m, by in _touched(engine).items() if by & moved} | ({mid} if change in CHANGES else set())
+    assert markets and step.pages.get("market", 0) == len(markets) < full.pages["market"]
+    assert step.pages.get("markets", 0) == 1 and step.kept.get("markets", 0) == 0  # keyed by every market's key
     assert step.kept["cohort"] == full.pages["cohort"] - len(rebuilt)
     changed = {p for p, t in before.items() if (site / p).stat().st_mtime_ns != t}
     mine = ({page_path("cohort", c) for c in rebuilt} | {cohort_api_path(c) for c in rebuilt}
             | {page_path("agent", a) for c in rebuilt for a in _agent_ids(engine, c)} | {page_path("market", mid)})
     local = {p for p in changed if p.startswith(("cohorts/", "agents/", "markets/", "api/cohorts/"))}
     assert local and local <= mine, (local, mine)  # files written: only pages of what changed
+
+
+def _versions(engine) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """cohort name → its version."""
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(CohortRow.id, CohortRow.name)).tuples().all())
+        return {names[c]: v for c, v in cohort_versions(conn, names).items()}
+
+
+def _touched(engine) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    """market → the names of the cohorts whose fills or forecasts name it."""
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(CohortRow.id, CohortRow.name)).tuples().all())
+        out: dict[str, set[str]] = {}
+        for cid, ms in cohort_markets(conn, list(names), questions=False).items():
+            for m in ms:
+                out.setdefault(m, set()).add(names[cid])
+        return out
 
 
 def _agent_ids(engine, cohort: str) -> list[int]:  # type: ignore[no-untyped-def]
@@ -184,31 +205,28 @@ def test_a_new_forecast_rebuilds_its_cohort_and_the_markets_that_cohort_touched(
     assert market_page.read_bytes() != before  # the market's page shows the new forecast
 
 
-def test_page_keys_are_the_same_read_on_one_connection_or_two(sim_arena, monkeypatch):
-    """The page marks are read on a second connection beside the frames' marks, and the forecasts' marks on a
-    third; the keys are those of one connection read after the other (and an in-memory database, one per thread,
-    is read on one)."""
-    from arena.store import fingerprints
+def test_page_keys_name_the_facts_in_any_process_and_a_copy_without_versions_gets_keys_of_its_own(sim_arena,
+                                                                                                     tmp_path):
+    """Keys come from the versions the database keeps: a fresh process computes the same; a point-in-time copy,
+    whose tables keep no versions, gets keys no site was written with."""
+    from arena.read.point_in_time import copy_as_of
     from arena.store.engine import make_engine
     from arena.web import page_keys
 
     engine, as_of = sim_arena.engine, sim_arena.as_of
-    beside: list[int] = []
-    alone = fingerprints._forecast_marks_beside
-    monkeypatch.setattr(fingerprints, "_forecast_marks_beside",
-                        lambda *a: beside.append(1) or alone(*a))  # type: ignore[func-returns-value]
-    three = page_keys.page_keys(engine, as_of)
-    assert beside  # the forecasts' marks were read beside
-    monkeypatch.setattr(fingerprints, "shared_by_threads", lambda _: False)
-    one = page_keys.page_keys(engine, as_of)
-    assert three == one and len(one.cohorts) > 1 and len(one.markets) > 10 and len(beside) == 1
-    monkeypatch.undo()
-    assert not fingerprints.shared_by_threads(make_engine("sqlite://"))
-    assert fingerprints.shared_by_threads(engine)
+    warm = page_keys.page_keys(engine, as_of)
+    forget_all()
+    assert page_keys.page_keys(engine, as_of) == warm and len(warm.cohorts) > 1 and len(warm.markets) > 10
+    past = make_engine(f"sqlite:///{tmp_path / 'copy.sqlite'}")
+    copy_as_of(engine, as_of, past)
+    copied = page_keys.page_keys(past, as_of)
+    assert set(copied.markets) == set(warm.markets) and set(copied.cohorts) == set(warm.cohorts)
+    assert not set(copied.cohorts.values()) & set(warm.cohorts.values())
+    assert not set(copied.markets.values()) & set(warm.markets.values())
 
 
 def test_read_once_answers_from_the_first_reading_within_one_reading_only():
-    from arena.store.fingerprints import one_reading, read_once
+    from arena.store.memo import one_reading, read_once
 
     calls: list[int] = []
 
