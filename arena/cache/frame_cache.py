@@ -36,8 +36,7 @@ from sqlmodel import Session
 
 from arena.cache.code import code_digest as package_digest
 from arena.clock import utc
-from arena.read.fact_versions import (all_market_versions, cohort_markets, cohort_versions, fact_horizons,
-                                      market_versions, versions_kept)
+from arena.read.fact_versions import cohort_markets, cohort_versions, fact_horizons, market_versions, versions_kept
 from arena.read.score import portfolios_frame
 from arena.store.frames import bets_frame, forecast_set_frame
 from arena.store.memo import MemoTable, Recent, read_once
@@ -383,8 +382,7 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
     store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="frame cache")
     with _session(engine) as s:
         if not cache:
-            touched = cohort_markets(s.connection(), ids, questions=False)
-            named = cohort_markets(s.connection(), ids)
+            named, touched = cohort_markets(s.connection(), ids)
             frames = _read(s, ids, as_of)
             clean, leaked = _split_leaks(frames["forecasts"].drop(columns="_order"))
             return Frames(clean, *(frames[n].drop(columns="_order") for n in NAMES[1:]), read=tuple(ids),
@@ -401,7 +399,7 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
         _RECENT.put_many(stored)
         found.update(stored)
         named = {m for e in found.values() for m in e.markets}
-        now = all_market_versions(conn) if len(named) > 20_000 else market_versions(conn, named)
+        now = market_versions(conn, named)
         keys: dict[int, str] = {}
         valid: dict[int, _Entry] = {}
         for cid in ids:
@@ -413,8 +411,7 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
         missing = [cid for cid in ids if cid not in valid]
         fresh: dict[int, _Entry] = {}
         if missing:  # versions and horizons first, then the frames (module docstring)
-            markets = cohort_markets(conn, missing)
-            touched = cohort_markets(conn, missing, questions=False)
+            markets, touched = cohort_markets(conn, missing)
             then = market_versions(conn, [m for ms in markets.values() for m in ms])
             horizons = fact_horizons(conn, markets)
             read = _read(s, missing, as_of)

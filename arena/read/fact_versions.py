@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, union
+from sqlalchemy import func, literal, select, union
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col
@@ -35,29 +35,29 @@ def cohort_versions(conn: Connection, cohort_ids: Iterable[int]) -> dict[int, in
 
 
 def market_versions(conn: Connection, market_ids: Iterable[str]) -> dict[str, int]:
-    """Market id → version, for each of `market_ids` (0 when it has none yet)."""
+    """Market id → version, for each of `market_ids` (0 when it has none yet); past WHOLE_READ ids, one read of
+    every counter (cheaper than lists of their ids)."""
     ids = sorted(set(market_ids))
     if not ids:
         return {}
+    if len(ids) > WHOLE_READ:
+        every = all_market_versions(conn)
+        return {i: every.get(i, 0) for i in ids}
     t = table_of(MarketVersionRow)
     found: dict[str, int] = {}
-    for i in range(0, len(ids), 2_000):
-        found.update(conn.execute(select(t.c.market_id, t.c.version)
-                                  .where(t.c.market_id.in_(ids[i:i + 2_000]))).tuples().all())
+    for part in chunks(ids):
+        found.update(conn.execute(select(t.c.market_id, t.c.version).where(t.c.market_id.in_(part))).tuples().all())
     return {i: int(found.get(i, 0)) for i in ids}
+
+
+WHOLE_READ = 20_000
 
 
 def versions_of(engine: Engine, cohort_ids: Iterable[int], market_ids: Iterable[str]
                 ) -> tuple[dict[int, int], dict[str, int]]:
-    """(cohort id → version, market id → version) for the given ones, on one connection (a whole read of the
-    market counters when the markets are many: cheaper than lists of their ids)."""
-    markets = sorted(set(market_ids))
+    """(cohort id → version, market id → version) for the given ones, on one connection."""
     with engine.connect() as conn:
-        cohorts = cohort_versions(conn, cohort_ids)
-        if len(markets) > 20_000:
-            every = all_market_versions(conn)
-            return cohorts, {m: every.get(m, 0) for m in markets}
-        return cohorts, market_versions(conn, markets)
+        return cohort_versions(conn, cohort_ids), market_versions(conn, market_ids)
 
 
 def all_market_versions(conn: Connection) -> dict[str, int]:
@@ -86,20 +86,22 @@ def versions_kept(engine: Engine) -> bool:
     return kept
 
 
-def cohort_markets(conn: Connection, cohort_ids: Sequence[int], *, questions: bool = True) -> dict[int, list[str]]:
-    """cohort id → the markets its facts name, sorted: its fills, its forecasts and (with `questions`) its
-    forecast-set questions — every fact as of any time."""
-    out: dict[int, set[str]] = {int(c): set() for c in cohort_ids}
-    for part in chunks(list(out)):
-        parts = [select(FillRow.cohort_id, FillRow.market_id).where(col(FillRow.cohort_id).in_(part)),
-                 select(AgentRow.cohort_id, ForecastRow.market_id).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
-                 .where(col(AgentRow.cohort_id).in_(part))]
-        if questions:
-            parts.append(select(ForecastQuestionRow.cohort_id, ForecastQuestionRow.market_id)
-                         .where(col(ForecastQuestionRow.cohort_id).in_(part)))
-        for cid, mid in conn.execute(union(*parts)):
-            out[int(cid)].add(str(mid))
-    return {cid: sorted(ms) for cid, ms in out.items()}
+def cohort_markets(conn: Connection, cohort_ids: Sequence[int]) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    """(cohort id → every market its facts name: fills, forecasts and forecast-set questions; cohort id → the
+    markets its fills and forecasts name — those the site gives a page), sorted; every fact as of any time."""
+    named: dict[int, set[str]] = {int(c): set() for c in cohort_ids}
+    touched: dict[int, set[str]] = {c: set() for c in named}
+    for part in chunks(list(named)):
+        q = union(select(FillRow.cohort_id, FillRow.market_id, literal(1)).where(col(FillRow.cohort_id).in_(part)),
+                  select(AgentRow.cohort_id, ForecastRow.market_id, literal(1))
+                  .join(AgentRow, AgentRow.id == ForecastRow.agent_id).where(col(AgentRow.cohort_id).in_(part)),
+                  select(ForecastQuestionRow.cohort_id, ForecastQuestionRow.market_id, literal(0))
+                  .where(col(ForecastQuestionRow.cohort_id).in_(part)))
+        for cid, mid, traded in conn.execute(q):
+            named[int(cid)].add(str(mid))
+            if traded:
+                touched[int(cid)].add(str(mid))
+    return ({cid: sorted(ms) for cid, ms in named.items()}, {cid: sorted(ms) for cid, ms in touched.items()})
 
 
 def fact_horizons(conn: Connection, markets_of: Mapping[int, Sequence[str]]) -> dict[int, datetime | None]:

@@ -118,7 +118,7 @@ def test_a_new_price_rereads_only_the_cohorts_whose_facts_name_its_market_and_a_
         assert held
         cohort_id, market, outcome = held[0]
         holders = {c for c, m, _ in held if m == market}
-        naming = {c for c, ms in cohort_markets(s.connection(), [c for c, _ in _cohorts(arena_db)]).items()
+        naming = {c for c, ms in cohort_markets(s.connection(), [c for c, _ in _cohorts(arena_db)])[0].items()
                   if market in ms}
         assert holders <= naming
         s.execute(insert(PriceSnapshotRow).values(market_id=market, outcome=outcome, price_ppm=123_456,

@@ -139,7 +139,7 @@ def _touched(engine) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         names = dict(conn.execute(select(CohortRow.id, CohortRow.name)).tuples().all())
         out: dict[str, set[str]] = {}
-        for cid, ms in cohort_markets(conn, list(names), questions=False).items():
+        for cid, ms in cohort_markets(conn, list(names))[1].items():
             for m in ms:
                 out.setdefault(m, set()).add(names[cid])
         return out
