@@ -254,14 +254,44 @@ def cohort_boards(
     level: float = DEFAULT_LEVEL,
     alpha: float = DEFAULT_ALPHA,
 ) -> dict[Any, pd.DataFrame]:
-    """Every cohort's board at once (cohort → its `cohort_board`), from frames that carry a `cohort` column.
+    """Every cohort's board (cohort → its `cohort_board`), from frames that carry a `cohort` column, listed in
+    order of first appearance in `portfolios`, then `forecasts`.
 
-    The per-agent sums are computed once for all cohorts; each cohort gets its own paired bootstrap (its markets
-    resampled, every agent and reference of that cohort on the same draws), so intervals and tiers are exactly
-    those of `cohort_board` on that cohort alone. Cohorts are listed in order of first appearance in
-    `portfolios`, then `forecasts`.
+    Each cohort is computed from its own rows alone, so its board is the same to the last bit whichever other
+    cohorts share the call: pandas' grouped means are not (their summation depends on the frame's size, a last
+    digit apart), and the board cache computes the cohorts it misses in batches of any make-up.
     """
     check_rank_by(rank_by)
+    f = forecasts if forecasts is not None and len(forecasts) else _empty_forecasts().assign(cohort=[])
+    order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
+    parts = [_by_cohort(frame) for frame in (f, bets, portfolios)]
+    options = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)
+    return {cohort: _boards_together(*(p.get(cohort, frame.iloc[:0]) for p, frame in zip(parts, (f, bets, portfolios))),
+                                     **options)[cohort] for cohort in order}
+
+
+def _by_cohort(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:
+    """cohort → its rows of `frame`, in frame order (none when the frame is empty)."""
+    if not len(frame):
+        return {}
+    return {c: rows for c, rows in frame.groupby("cohort", sort=False)}
+
+
+def _boards_together(
+    forecasts: pd.DataFrame,
+    bets: pd.DataFrame,
+    portfolios: pd.DataFrame,
+    *,
+    kinds: Mapping[str, str] | None,
+    rank_by: str,
+    n_boot: int,
+    seed: int,
+    level: float,
+    alpha: float,
+) -> dict[Any, pd.DataFrame]:
+    """The boards of the cohorts in the frames, their per-agent sums computed over all of them at once; each
+    cohort gets its own paired bootstrap (its markets resampled, every agent and reference of that cohort on the
+    same draws). `cohort_boards` calls it one cohort at a time."""
     kinds = kinds or {}
     keys = ["cohort", "agent"]
     opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, stratum=None, market="market_id")

@@ -1,8 +1,7 @@
-"""A known defect, kept visible: after the board cache is emptied and the open cohorts are marked hourly, the
-cached standings of *completed* cohorts differ from a direct computation in the last digits of their floats, so a
-full render's JSON differs from the pages an incremental render kept (`benchmarks/bench_render.py`'s byte check).
-Bisected to the version-keyed frame cache; the cohorts' frames equal a direct read. Marked xfail until fixed: when
-it passes, remove the mark."""
+"""Cached standings equal a direct computation to the last bit after the board cache is emptied and the open
+cohorts are marked hourly (`benchmarks/bench_render.py`'s sequence): the render after the marks computes the open
+cohorts' boards alone, a later reader the others in one batch, and a board must not depend on the batch it was
+computed in (pandas' grouped means pick their kernel by the whole frame; `scoring.board.cohort_boards`)."""
 
 from __future__ import annotations
 
@@ -33,8 +32,6 @@ def _bench_render():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="cached standings of completed cohorts drift in the last float digits (issue 29 note)",
-                   strict=False)
 def test_cached_standings_equal_direct_ones_after_board_cache_clears_and_hourly_marks(tmp_path):
     bench = _bench_render()
     url = f"sqlite:///{tmp_path / 'bench.sqlite'}"
