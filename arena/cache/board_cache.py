@@ -30,7 +30,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.cache.code import code_digest as package_digest
-from arena.scoring.board import BetPart, ForecastPart, cohort_boards, overall_bet_part, overall_forecast_part
+from arena.scoring.board import (BetPart, CohortPart, ForecastPart, cohort_part, finish_cohort_board,
+                                 overall_bet_part, overall_forecast_part, split_by_cohort)
 from arena.store.memo import MemoTable, Recent
 from arena.store.tables import BoardCacheRow, table_of
 
@@ -260,12 +261,14 @@ def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *
 def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.DataFrame,
                          *, now: datetime, kinds: Mapping[str, str], rank_by: str, n_boot: int,
                          seed: int, inputs: Mapping[Any, str] | None = None,
-                         agents: Mapping[Any, Iterable[str]] | None = None, scope: str = ""
-                         ) -> dict[Any, tuple[str, pd.DataFrame]]:
+                         agents: Mapping[Any, Iterable[str]] | None = None, scope: str = "",
+                         parts: Mapping[Any, str] | None = None) -> dict[Any, tuple[str, pd.DataFrame]]:
     """`scoring.board.cohort_boards(forecasts, bets, portfolios, ...)`, equal frame for frame, each with its key,
     computing only the cohorts whose inputs have no stored board yet and storing those (`now` stamps the entries'
     use). With `inputs` (and `agents`, see `input_keys`), the cohorts are keyed by those instead of by hashing
-    their rows; `scope` names any filter applied to the frames after they were read (a track)."""
+    their rows; `scope` names any filter applied to the frames after they were read (a track). With `parts`
+    (cohort → a name of exactly its forecast-set and bet rows), a board computed anew takes its cohort's
+    `CohortPart` — the bootstraps and fits — from the cache when only its portfolios moved (a mark)."""
     options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed)
     if inputs is not None:
         present = {c for f in (forecasts, bets, portfolios) if len(f) for c in pd.unique(f["cohort"])}
@@ -279,14 +282,62 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
     _RECENT.put_many(loaded)
     hits.update(loaded)
     missing = [c for c, k in keys.items() if k not in hits]
-    computed = (cohort_boards(_subset(forecasts, missing), _subset(bets, missing), _subset(portfolios, missing),
-                              kinds=kinds, **options) if missing else {})
+    rows = split_by_cohort(_subset(forecasts, missing), _subset(bets, missing), _subset(portfolios, missing)
+                           ) if missing else {}
+    made = _cohort_parts(engine, rows, options, scope, parts or {}, now)
+    computed = {c: finish_cohort_board(made[c], p, kinds=kinds, rank_by=rank_by) for c, (_, _, p) in rows.items()}
     store.save({keys[c]: (c, computed[c]) for c in missing if c in computed},
                [k for k in keys.values() if k in hits], now)
     _RECENT.put_many({keys[c]: computed[c] for c in missing if c in computed})
     return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
 
 
+# cohort parts by key, decoded or computed lately
+_COHORT_PARTS: Recent[CohortPart] = Recent(5_000)
+
+
+def _cohort_parts(engine: Engine, rows: Mapping[Any, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+                  options: Mapping[str, Any], scope: str, names: Mapping[Any, str], now: datetime
+                  ) -> dict[Any, CohortPart]:
+    """cohort → its `CohortPart`, for the cohorts of `rows` (cohort → its forecast, bet and portfolio rows): kept
+    under (the code digest, the options, the scope, the cohort, `names[cohort]`) where `names` names its rows, and
+    computed otherwise."""
+    head = hashlib.sha256(b"cohort part\0" + code_digest().encode() + orjson.dumps(
+        {**options, "scope": scope}, option=orjson.OPT_SORT_KEYS))
+    keys = {}
+    for c in rows:
+        if c in names:
+            h = head.copy()
+            h.update(orjson.dumps([str(c), names[c]]))
+            keys[c] = h.hexdigest()
+    store = MemoTable(engine, _TABLE, encode_cohort_part, decode_cohort_part, keep=KEEP_PER_COHORT,
+                      what="board cache")
+    held = _COHORT_PARTS.get_many(keys.values())
+    loaded = store.load([k for k in keys.values() if k not in held])
+    out = {}
+    for c, (f, b, _) in rows.items():
+        key = keys.get(c)
+        out[c] = held[key] if key in held else loaded[key] if key in loaded else cohort_part(f, b, **options)
+    # (a part this process holds may come from another database with the same rows: stored if absent here)
+    store.save({keys[c]: (c, out[c]) for c in keys if keys[c] not in loaded}, list(loaded), now)
+    _COHORT_PARTS.put_many({keys[c]: out[c] for c in keys})
+    return out
+
+
+def encode_cohort_part(part: CohortPart) -> str:
+    """A cohort part as JSON text: each of its frames as `encode` writes a board (null where it has none)."""
+    return orjson.dumps({"format": FORMAT, "part": "cohort", **{
+        name: None if frame is None else encode(frame) for name, frame in vars(part).items()}}).decode()
+
+
+def decode_cohort_part(payload: str) -> CohortPart:
+    doc = _doc(payload)
+    if doc.get("part") != "cohort":
+        raise ValueError(f"not a cohort part: {doc.get('part')!r}")
+    return CohortPart(**{name: None if doc[name] is None else decode(doc[name])
+                         for name in CohortPart.__dataclass_fields__})
+
+
 __all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "PARTS", "cached_cohort_boards", "code_digest", "cohort_keys",
-           "decode", "decode_many", "decode_part", "encode", "encode_part", "input_keys", "overall_board_cached",
-           "overall_parts"]
+           "decode", "decode_cohort_part", "decode_many", "decode_part", "encode", "encode_cohort_part", "encode_part",
+           "input_keys", "overall_board_cached", "overall_parts"]

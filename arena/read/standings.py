@@ -197,9 +197,12 @@ def standings(engine: Engine, as_of: datetime, *, rank_by: str = DEFAULT_RANK_BY
         for name, _, _, cid in agents:
             agents_of.setdefault(cohort_name[cid], []).append(name)
         whole = len(frame_keys) == len(cohorts)  # every cohort's rows named by the frame cache
+        # (a cohort's forecast-set and bet rows, named apart from its portfolios: a mark moves only those)
+        rows_of = {c: f"{frame_digests['forecasts'][c]} {frame_digests['bets'][c]}"
+                   for c in frame_keys} if whole else None
         per_cohort = cached_cohort_boards(engine, forecasts, bets, ports, now=as_of, **opts,
                                           inputs=frame_keys if whole else None, agents=agents_of,
-                                          scope=f"track={track}")
+                                          scope=f"track={track}", parts=rows_of)
     else:
         per_cohort = {c: ("", rows) for c, rows in cohort_boards(forecasts, bets, ports, **opts).items()}
     if questions is not None:

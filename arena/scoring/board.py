@@ -27,7 +27,7 @@ from arena.scoring.evidence import equal_to_reference, market_rows, paired_tiers
 from arena.scoring.headline import (REFERENCE_AGENTS, REFERENCE_KIND, bss_vs_market_guarded, forecast_summary,
                                     score_forecasts)
 from arena.scoring.irt import irt_skill
-from arena.scoring.leaderboard import crowd_proxy, leaderboard, per_bet_scores
+from arena.scoring.leaderboard import bet_table, crowd_proxy, per_bet_scores, with_money
 from arena.scoring.pnl import return_pct as return_pct_of
 from arena.scoring.proper import log_loss, spherical
 from arena.scoring.provisional import is_provisional
@@ -255,68 +255,77 @@ def cohort_boards(
     alpha: float = DEFAULT_ALPHA,
 ) -> dict[Any, pd.DataFrame]:
     """Every cohort's board (cohort → its `cohort_board`), from frames that carry a `cohort` column, listed in
-    order of first appearance in `portfolios`, then `forecasts`.
+    order of first appearance in `portfolios`, then `forecasts`: `finish_cohort_board` of its `cohort_part`.
 
     Each cohort is computed from its own rows alone, so its board is the same to the last bit whichever other
     cohorts share the call: pandas' grouped means are not (their summation depends on the frame's size, a last
     digit apart), and the board cache computes the cohorts it misses in batches of any make-up.
     """
     check_rank_by(rank_by)
+    options = dict(rank_by=rank_by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)
+    out = {}
+    for cohort, (f, b, p) in split_by_cohort(forecasts, bets, portfolios).items():
+        out[cohort] = finish_cohort_board(cohort_part(f, b, **options), p, kinds=kinds, rank_by=rank_by)
+    return out
+
+
+def split_by_cohort(forecasts: pd.DataFrame | None, bets: pd.DataFrame, portfolios: pd.DataFrame
+                    ) -> dict[Any, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """cohort → its rows of the three frames (each in frame order, empty where it has none), for every cohort of
+    `portfolios`, then `forecasts`, in order of first appearance."""
     f = forecasts if forecasts is not None and len(forecasts) else _empty_forecasts().assign(cohort=[])
     order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
-    parts = [_by_cohort(frame) for frame in (f, bets, portfolios)]
-    options = dict(kinds=kinds, rank_by=rank_by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)
-    return {cohort: _boards_together(*(p.get(cohort, frame.iloc[:0]) for p, frame in zip(parts, (f, bets, portfolios))),
-                                     **options)[cohort] for cohort in order}
+    frames = (f, bets, portfolios)
+    parts = [dict(iter(frame.groupby("cohort", sort=False))) if len(frame) else {} for frame in frames]
+    return {c: tuple(p.get(c, frame.iloc[:0]) for p, frame in zip(parts, frames))  # type: ignore[misc]
+            for c in order}
 
 
-def _by_cohort(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:
-    """cohort → its rows of `frame`, in frame order (none when the frame is empty)."""
-    if not len(frame):
-        return {}
-    return {c: rows for c, rows in frame.groupby("cohort", sort=False)}
+@dataclass(frozen=True)
+class CohortPart:
+    """What one cohort's board takes from its forecast set and bets alone (`cohort_part`): everything but the
+    money, which `finish_cohort_board` joins from the portfolios. A mark (new portfolio values, nothing else)
+    leaves it as it was, with its bootstraps and fits."""
+
+    summary: pd.DataFrame  # `headline.forecast_summary`: cohort, agent, the headline, kind (references' too)
+    bets: pd.DataFrame  # `leaderboard.bet_table`: cohort, agent, the seed-001 bet columns
+    proxy: pd.DataFrame | None  # `leaderboard.crowd_proxy`: cohort, agent, crowd_proxy (None: no forecasts)
+    coherence: pd.DataFrame  # cohort, agent, coherence_gap, contradicting_bets
+    values: pd.DataFrame  # `decision_value.cohort_decision_values`
+    per: pd.DataFrame | None  # cohort, agent, intervals, the rank key's tier, proper means, fits, beyond-market
+    same: pd.DataFrame  # cohort, agent, same_as: the reference row whose forecasts the row equals
 
 
-def _boards_together(
-    forecasts: pd.DataFrame,
+def cohort_part(
+    forecasts: pd.DataFrame | None,
     bets: pd.DataFrame,
-    portfolios: pd.DataFrame,
     *,
-    kinds: Mapping[str, str] | None,
-    rank_by: str,
-    n_boot: int,
-    seed: int,
-    level: float,
-    alpha: float,
-) -> dict[Any, pd.DataFrame]:
-    """The boards of the cohorts in the frames, their per-agent sums computed over all of them at once; each
-    cohort gets its own paired bootstrap (its markets resampled, every agent and reference of that cohort on the
-    same draws). `cohort_boards` calls it one cohort at a time."""
-    kinds = kinds or {}
+    rank_by: str = DEFAULT_RANK_BY,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_ALPHA,
+) -> CohortPart:
+    """One cohort's `CohortPart` from its forecast-set rows and bets (with a `cohort` column): its per-agent
+    columns, and its own paired bootstrap (its markets resampled, every agent and reference on the same draws)."""
+    check_rank_by(rank_by)
     keys = ["cohort", "agent"]
     opts = dict(n_boot=n_boot, seed=seed, level=level, alpha=alpha, stratum=None, market="market_id")
     f = forecasts if forecasts is not None and len(forecasts) else _empty_forecasts().assign(cohort=[])
     scored = _with_proper(_decision_scored(f))
-    table = forecast_summary(scored)
-    seed001 = leaderboard(bets, portfolios, f[["cohort", "agent", "question", "probability"]] if len(f) else None)
-    seed001 = seed001.rename(columns={
-        "brier": "implied_brier", "brier_kelly": "kelly_brier", "brier_stated": "stated_brier",
-        "n_resolved": "n_resolved_bets"}).drop(columns=["brier_band", "return_band", "bss_vs_market"])
-    table = table.drop(columns=["kind"]).merge(seed001, on=keys, how="outer").merge(
-        table[keys + ["kind"]], on=keys, how="left")
+    summary = forecast_summary(scored)
+    proxy = crowd_proxy(f[["cohort", "agent", "question", "probability"]]) if len(f) else None
     scored_bets = per_bet_scores(bets) if len(bets) else bets
-    table = table.merge(_coherence(scored_bets, keys), on=keys, how="left")
-    table = table.merge(cohort_decision_values(scored, n_boot=n_boot, seed=seed, level=level), on=keys, how="left")
-    if len(portfolios) and "cohort" in portfolios.columns:
-        table = table.merge(_money_risk(portfolios, keys), on=keys, how="left")
+    coherence = _coherence(scored_bets, keys)
+    values = cohort_decision_values(scored, n_boot=n_boot, seed=seed, level=level)
 
     extra = []  # per cohort: intervals of the headline and of brier_minus_market, and the rank key's tier
     resolved = scored[scored["brier"].notna()]
     # the unit of evidence: one observation per (cohort, agent, market), its rounds averaged (`scoring.evidence`)
     markets = market_rows(resolved, _MARKET_VALUES, keys=("cohort",))
     same = {c: equal_to_reference(g, REFERENCE_AGENTS) for c, g in scored.groupby("cohort", sort=False)}
-    provisional = {(c, a): bool(is_provisional(n)) for c, a, n in zip(table["cohort"], table["agent"],
-                                                                      table["n_forecasts"])}
+    provisional = {(c, a): bool(is_provisional(n)) for c, a, n in zip(summary["cohort"], summary["agent"],
+                                                                      summary["n_forecasts"])}
     by_cohort = dict(iter(resolved.groupby("cohort", sort=False)))
     resolved_bets = scored_bets[scored_bets["resolved"]].assign(_quarter=RANDOM_BRIER) if len(scored_bets) else None
     for cohort, group in markets.groupby("cohort", sort=False):
@@ -349,21 +358,40 @@ def _boards_together(
             res = paired_bootstrap(group, metric=RANK_METRICS[rank_by], **_BET_BOOT[rank_by], **opts)
             extra.append(pd.DataFrame({"cohort": cohort, "agent": res.table["agent"],
                                        "_tier_" + rank_by: res.table["tier"]}))
-    if extra:
-        per = pd.concat(extra, ignore_index=True).groupby(keys, sort=False).first().reset_index()
-        table = table.merge(per, on=keys, how="left")
+    per = pd.concat(extra, ignore_index=True).groupby(keys, sort=False).first().reset_index() if extra else None
+    same_rows = pd.DataFrame([(c, a, r) for c, of in same.items() for a, r in of.items()],
+                             columns=["cohort", "agent", "same_as"], dtype=object)
+    return CohortPart(summary, bet_table(bets), proxy, coherence, values, per, same_rows)
+
+
+def finish_cohort_board(part: CohortPart, portfolios: pd.DataFrame, *, kinds: Mapping[str, str] | None = None,
+                        rank_by: str = DEFAULT_RANK_BY) -> pd.DataFrame:
+    """One cohort's board from its `CohortPart` and its portfolios (with a `cohort` column): the money joined,
+    the kinds named, the rows ranked (`cohort_board`)."""
+    kinds = kinds or {}
+    keys = ["cohort", "agent"]
+    summary = part.summary
+    seed001 = with_money(part.bets, portfolios, part.proxy)
+    seed001 = seed001.rename(columns={
+        "brier": "implied_brier", "brier_kelly": "kelly_brier", "brier_stated": "stated_brier",
+        "n_resolved": "n_resolved_bets"}).drop(columns=["brier_band", "return_band", "bss_vs_market"])
+    table = summary.drop(columns=["kind"]).merge(seed001, on=keys, how="outer").merge(
+        summary[keys + ["kind"]], on=keys, how="left")
+    table = table.merge(part.coherence, on=keys, how="left")
+    table = table.merge(part.values, on=keys, how="left")
+    if len(portfolios) and "cohort" in portfolios.columns:
+        table = table.merge(_money_risk(portfolios, keys), on=keys, how="left")
+    if part.per is not None:
+        table = table.merge(part.per, on=keys, how="left")
     table["kind"] = [_kind_of(a, kinds, k) for a, k in zip(table["agent"], table["kind"])]
     for c in ("n_forecasts", "n_asked", "n_answered"):
         table[c] = table[c].fillna(0).astype(np.int64)
-    table["same_as"] = [same.get(c, {}).get(a) for c, a in zip(table["cohort"], table["agent"])]
+    same = {(c, a): r for c, a, r in part.same.itertuples(index=False)}
+    table["same_as"] = [same.get((c, a)) for c, a in zip(table["cohort"], table["agent"])]
     tier_col = "_tier_" + rank_by
-    order = list(pd.unique(pd.concat([portfolios["cohort"], f["cohort"]], ignore_index=True)))
-    out = {}
-    for cohort in order:
-        sub = table[table["cohort"] == cohort].drop(columns=["cohort"]).reset_index(drop=True)
-        tier = sub[tier_col] if tier_col in sub.columns else None
-        out[cohort] = _finish(sub, "agent", rank_by, tier, BOARD_COLUMNS)
-    return out
+    tier = table[tier_col] if tier_col in table.columns else None
+    return _finish(table.drop(columns=["cohort"]).reset_index(drop=True), "agent", rank_by,
+                   tier.reset_index(drop=True) if tier is not None else None, BOARD_COLUMNS)
 
 
 def cohort_board(
@@ -589,6 +617,7 @@ def overall_board(
 __all__ = [
     "BOARD_COLUMNS",
     "BetPart",
+    "CohortPart",
     "ForecastPart",
     "DEFAULT_RANK_BY",
     "FITTED",
@@ -601,9 +630,12 @@ __all__ = [
     "check_rank_by",
     "cohort_board",
     "cohort_boards",
+    "cohort_part",
+    "finish_cohort_board",
     "higher_is_better",
     "overall_board",
     "overall_bet_part",
     "overall_forecast_part",
     "rank_with_ties",
+    "split_by_cohort",
 ]

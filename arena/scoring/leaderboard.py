@@ -175,10 +175,24 @@ def leaderboard(
     crowd_proxy. Scores are NaN (bands "n/a") where there is nothing to score — never 0. An agent with a portfolio
     but no bets still gets a row (n_bets 0). Sorted by cohort, then Brier (best first, NaN last), then agent.
     """
-    _require(portfolios, REQUIRED_PORTFOLIO_COLUMNS, "portfolios")
-    keys = _keys(bets) if "agent" in bets.columns else ["agent"]
-    table = _bet_table(per_bet_scores(bets), keys)
+    proxy = (crowd_proxy(forecasts, leave_one_out=leave_one_out, aggregator=proxy_aggregator)
+             if forecasts is not None and len(forecasts) else None)
+    return with_money(bet_table(bets), portfolios, proxy)
 
+
+def bet_table(bets: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's bet columns (n_bets, n_resolved, brier, brier_kelly, brier_stated, win_rate, bss_vs_0_25,
+    bss_vs_market) per agent, or per cohort and agent when `bets` has a cohort column: what `leaderboard` takes
+    from the bets alone."""
+    keys = _keys(bets) if "agent" in bets.columns else ["agent"]
+    return _bet_table(per_bet_scores(bets), keys)
+
+
+def with_money(table: pd.DataFrame, portfolios: pd.DataFrame, proxy: pd.DataFrame | None) -> pd.DataFrame:
+    """`leaderboard`'s rows from its bet columns (`bet_table`), the portfolios (agent and optionally cohort,
+    starting_balance and total_value in USD) and the crowd proxy (`crowd_proxy`, None: NaN)."""
+    _require(portfolios, REQUIRED_PORTFOLIO_COLUMNS, "portfolios")
+    keys = _keys(table)
     money = portfolios.copy()
     total = pd.to_numeric(money["total_value"]).to_numpy(dtype=float)
     start = pd.to_numeric(money["starting_balance"]).to_numpy(dtype=float)
@@ -191,8 +205,7 @@ def leaderboard(
     table["n_bets"] = table["n_bets"].fillna(0).astype(np.int64)
     table["n_resolved"] = table["n_resolved"].fillna(0).astype(np.int64)
 
-    if forecasts is not None and len(forecasts):
-        proxy = crowd_proxy(forecasts, leave_one_out=leave_one_out, aggregator=proxy_aggregator)
+    if proxy is not None:
         on = [k for k in keys if k in proxy.columns]
         table = table.merge(proxy[on + ["crowd_proxy"]], on=on, how="left")
     else:
@@ -234,8 +247,10 @@ def model_brier_across_cohorts(
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
+    "bet_table",
     "crowd_proxy",
     "leaderboard",
     "model_brier_across_cohorts",
     "per_bet_scores",
+    "with_money",
 ]

@@ -43,9 +43,13 @@ def _same(a, b) -> None:
     pd.testing.assert_frame_equal(a.overall, b.overall, check_exact=True)
 
 
-def _entries(engine, *, overall: bool = False) -> int:
-    """Stored cohort boards (with `overall`: stored overall boards)."""
-    kept = (BoardCacheRow.cohort == OVERALL) if overall else BoardCacheRow.cohort.not_in([OVERALL, PARTS])
+PART = '{"format":%d,"part":"cohort"%%' % board_cache.FORMAT  # how a stored cohort part begins
+
+
+def _entries(engine, *, overall: bool = False, parts: bool = False) -> int:
+    """Stored cohort boards (with `overall`: stored overall boards; with `parts`: stored cohort parts)."""
+    kept = ((BoardCacheRow.cohort == OVERALL) if overall else BoardCacheRow.payload.like(PART) if parts
+            else BoardCacheRow.cohort.not_in([OVERALL, PARTS]) & BoardCacheRow.payload.not_like(PART))
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(BoardCacheRow).where(kept)).scalar_one()
 
@@ -55,12 +59,14 @@ def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monke
     assert _entries(arena_db) == 0
     cold = standings(arena_db, LATER, n_boot=N_BOOT)
     assert _entries(arena_db) == len(computed.cohorts) == 3
+    assert _entries(arena_db, parts=True) == 3  # each cohort's bootstraps and fits, which a mark leaves as they are
     assert _entries(arena_db, overall=True) == 1
     with arena_db.connect() as conn:  # the overall board's forecast and bet parts, stored beside it
         assert conn.execute(select(func.count()).select_from(BoardCacheRow)
                             .where(BoardCacheRow.cohort == PARTS)).scalar_one() == 2
     # warm: no cohort is recomputed (the scoring function is not even called) and the boards are the same
-    monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
+    for name in ("cohort_part", "finish_cohort_board"):
+        monkeypatch.setattr(board_cache, name, lambda *a, **k: pytest.fail("recomputed a cached board"))
     warm = standings(arena_db, LATER, n_boot=N_BOOT)
     _same(computed, cold)
     _same(computed, warm)
@@ -146,7 +152,8 @@ def test_a_fresh_process_reads_the_overall_board_from_the_store(arena_db, monkey
     computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
     standings(arena_db, LATER, n_boot=N_BOOT)
     forget_all()
-    monkeypatch.setattr(board_cache, "cohort_boards", lambda *a, **k: pytest.fail("recomputed a cached board"))
+    for name in ("cohort_part", "finish_cohort_board"):
+        monkeypatch.setattr(board_cache, name, lambda *a, **k: pytest.fail("recomputed a cached board"))
     monkeypatch.setattr(standings_module, "overall_board", lambda *a, **k: pytest.fail("refitted the overall board"))
     _same(computed, standings(arena_db, LATER, n_boot=N_BOOT))
     monkeypatch.undo()
@@ -280,3 +287,68 @@ def test_the_overall_board_parts_round_trip_through_their_stored_text(arena_db):
                                                            forecast_part=fback, bet_part=bback), check_exact=True)
     with pytest.raises((ValueError, KeyError)):
         decode_part(encode(whole))  # a board's payload is not a part
+
+
+def test_a_price_change_finishes_the_held_cohorts_boards_from_their_kept_parts(arena_db, monkeypatch):
+    """A new price of a held market moves the holders' portfolios only: their boards are computed again, but from
+    the cohort parts (bootstraps, fits) kept by the digests of their forecast-set and bet rows — in this process
+    and in a fresh one — and equal the boards computed whole; a moved forecast computes its cohort's part again."""
+    mid = START + timedelta(days=9)
+    before = standings(arena_db, mid, n_boot=N_BOOT)
+    parts, finished = [], []
+    real_part, real_finish = board_cache.cohort_part, board_cache.finish_cohort_board
+    monkeypatch.setattr(board_cache, "cohort_part",
+                        lambda f, *a, **k: parts.append(f["cohort"].iloc[0]) or real_part(f, *a, **k))
+    monkeypatch.setattr(board_cache, "finish_cohort_board",
+                        lambda part, *a, **k: finished.append(1) or real_finish(part, *a, **k))
+    with Session(arena_db) as s:  # a market some cohort holds open at `mid`
+        held = s.execute(select(FillRow.cohort_id, FillRow.market_id, FillRow.outcome).where(FillRow.at <= mid)
+                         .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
+                         .having(func.sum(FillRow.shares) > 0)).first()
+        assert held is not None
+        s.execute(insert(PriceSnapshotRow).values(market_id=held[1], outcome=held[2], price_ppm=123_456,
+                                                  observed_at=mid, fetched_at=mid, source="test"))
+        s.commit()
+    for fresh in (False, True):
+        if fresh:
+            forget_all()  # a fresh process reads the parts from the store
+            with Session(arena_db) as s:
+                s.execute(insert(PriceSnapshotRow).values(market_id=held[1], outcome=held[2], price_ppm=654_321,
+                                                          observed_at=mid, fetched_at=mid, source="later"))
+                s.commit()
+        finished.clear()
+        priced = standings(arena_db, mid, n_boot=N_BOOT)
+        assert parts == [] and finished, fresh  # boards finished anew, no part recomputed
+        _same(standings(arena_db, mid, n_boot=N_BOOT, cache=False), priced)
+    assert any(not a.rows.equals(b.rows) for a, b in zip(before.cohorts, priced.cohorts))  # the money moved
+    with Session(arena_db) as s:  # one agent's forecast moves: its cohort's part is computed again, alone
+        row, cohort = s.execute(
+            select(ForecastRow, CohortRow.name).join(AgentRow, AgentRow.id == ForecastRow.agent_id)
+            .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
+            .where(ForecastRow.source == "forecast_set", ForecastRow.as_of <= mid).order_by(ForecastRow.id)).first()
+        s.execute(update(ForecastRow).where(ForecastRow.id == row.id)
+                  .values(probability=0.99 if row.probability < 0.5 else 0.01))
+        s.commit()
+    moved = standings(arena_db, mid, n_boot=N_BOOT)
+    assert parts == [cohort]
+    _same(standings(arena_db, mid, n_boot=N_BOOT, cache=False), moved)
+
+
+def test_a_cohort_part_round_trips_exactly(arena_db):
+    from arena.scoring.board import cohort_part
+
+    with Session(arena_db) as s:
+        cohorts = [tuple(r) for r in s.execute(select(CohortRow.id, CohortRow.name).order_by(CohortRow.id)).all()]
+    frames = cohort_frames(arena_db, cohorts, LATER, cache=False)
+    first = frames.forecasts["cohort"].iloc[0]
+    part = cohort_part(frames.forecasts[frames.forecasts["cohort"] == first],
+                       frames.bets[frames.bets["cohort"] == first], n_boot=N_BOOT)
+    back = board_cache.decode_cohort_part(board_cache.encode_cohort_part(part))
+    for name in vars(part):
+        got, want = getattr(back, name), getattr(part, name)
+        assert (got is None) == (want is None), name
+        if want is not None:
+            pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=False,
+                                          check_column_type=False)
+    with pytest.raises(ValueError, match="cohort part"):
+        board_cache.decode_cohort_part(board_cache.encode_part(overall_bet_part(frames.bets)))
