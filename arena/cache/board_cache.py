@@ -32,7 +32,7 @@ from sqlalchemy.engine import Engine
 from arena.cache.code import code_digest as package_digest
 from arena.scoring.board import (BetPart, CohortPart, ForecastPart, cohort_part, finish_cohort_board,
                                  overall_bet_part, overall_forecast_part, split_by_cohort)
-from arena.store.memo import MemoTable, Recent
+from arena.store.memo import MemoTable, Recent, kept
 from arena.store.tables import BoardCacheRow, table_of
 
 
@@ -164,22 +164,9 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
         [sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options)],
         option=orjson.OPT_SORT_KEYS)).hexdigest()
-    found = _RECENT.get_many([key])
-    if key in found:
-        return found[key]
-    if engine is None or now is None:
-        board = compute()
-    else:
-        store = _store(engine)
-        stored = store.load([key])
-        if key in stored:
-            board = stored[key]
-            store.save({}, [key], now)
-        else:
-            board = compute()
-            store.save({key: (OVERALL, board)}, [], now)
-    _RECENT.put_many({key: board})
-    return board
+    store = _store(engine) if engine is not None else None
+    return kept({OVERALL: key}, _RECENT, store, lambda _: {OVERALL: compute()}, filed=lambda _: OVERALL,
+                now=now)[OVERALL]
 
 
 # the overall board's forecast and bet parts (`scoring.board.ForecastPart`, `BetPart`) by the key of their frame
@@ -232,17 +219,10 @@ def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFr
     keys = {name: hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
         [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
         option=orjson.OPT_SORT_KEYS)).hexdigest() for name, (frame, _) in makers.items()}
-    found = _PARTS.get_many(keys.values())
     store = MemoTable(engine, _TABLE, encode_part, decode_part, keep=KEEP_PER_COHORT,
-                      what="board cache") if engine is not None and now is not None else None
-    if store is not None and len(found) < len(keys):
-        found.update(store.load([k for k in keys.values() if k not in found]))
-    made = {name: makers[name][1]() for name, key in keys.items() if key not in found}
-    if store is not None:
-        store.save({keys[name]: (PARTS, part) for name, part in made.items()},
-                   [k for k in keys.values() if k in found], now)  # type: ignore[arg-type]
-    _PARTS.put_many({**found, **{keys[name]: part for name, part in made.items()}})
-    return {name: made[name] if name in made else found[key] for name, key in keys.items()}
+                      what="board cache") if engine is not None else None
+    return kept(keys, _PARTS, store, lambda missing: {name: makers[name][1]() for name in missing},
+                filed=lambda _: PARTS, now=now)
 
 
 def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *, kinds: Mapping[str, str],
@@ -276,20 +256,14 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
                           options={**options, "scope": scope})
     else:
         keys = cohort_keys(forecasts, bets, portfolios, kinds=kinds, options=options)
-    store = _store(engine)
-    hits = _RECENT.get_many(keys.values())
-    loaded = store.load([k for k in keys.values() if k not in hits])
-    _RECENT.put_many(loaded)
-    hits.update(loaded)
-    missing = [c for c, k in keys.items() if k not in hits]
-    rows = split_by_cohort(_subset(forecasts, missing), _subset(bets, missing), _subset(portfolios, missing)
-                           ) if missing else {}
-    made = _cohort_parts(engine, rows, options, scope, parts or {}, now)
-    computed = {c: finish_cohort_board(made[c], p, kinds=kinds, rank_by=rank_by) for c, (_, _, p) in rows.items()}
-    store.save({keys[c]: (c, computed[c]) for c in missing if c in computed},
-               [k for k in keys.values() if k in hits], now)
-    _RECENT.put_many({keys[c]: computed[c] for c in missing if c in computed})
-    return {c: (k, hits[k] if k in hits else computed[c]) for c, k in keys.items() if k in hits or c in computed}
+
+    def compute(missing: list[Any]) -> dict[Any, pd.DataFrame]:
+        rows = split_by_cohort(_subset(forecasts, missing), _subset(bets, missing), _subset(portfolios, missing))
+        made = _cohort_parts(engine, rows, options, scope, parts or {}, now)
+        return {c: finish_cohort_board(made[c], p, kinds=kinds, rank_by=rank_by) for c, (_, _, p) in rows.items()}
+
+    boards = kept(keys, _RECENT, _store(engine), compute, filed=str, now=now)
+    return {c: (keys[c], board) for c, board in boards.items()}
 
 
 # cohort parts by key, decoded or computed lately
@@ -312,16 +286,10 @@ def _cohort_parts(engine: Engine, rows: Mapping[Any, tuple[pd.DataFrame, pd.Data
             keys[c] = h.hexdigest()
     store = MemoTable(engine, _TABLE, encode_cohort_part, decode_cohort_part, keep=KEEP_PER_COHORT,
                       what="board cache")
-    held = _COHORT_PARTS.get_many(keys.values())
-    loaded = store.load([k for k in keys.values() if k not in held])
-    out = {}
-    for c, (f, b, _) in rows.items():
-        key = keys.get(c)
-        out[c] = held[key] if key in held else loaded[key] if key in loaded else cohort_part(f, b, **options)
-    # (a part this process holds may come from another database with the same rows: stored if absent here)
-    store.save({keys[c]: (c, out[c]) for c in keys if keys[c] not in loaded}, list(loaded), now)
-    _COHORT_PARTS.put_many({keys[c]: out[c] for c in keys})
-    return out
+    named = kept(keys, _COHORT_PARTS, store,
+                 lambda missing: {c: cohort_part(rows[c][0], rows[c][1], **options) for c in missing},
+                 filed=str, now=now, store_held=True)
+    return {c: named[c] if c in named else cohort_part(f, b, **options) for c, (f, b, _) in rows.items()}
 
 
 def encode_cohort_part(part: CohortPart) -> str:

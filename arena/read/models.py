@@ -31,7 +31,7 @@ from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.cache.frame_cache import cohort_frames
 from arena.read.contamination import lineup_dates, split
-from arena.store.memo import Recent
+from arena.store.memo import Recent, kept
 from arena.store.tables import CohortRow
 
 
@@ -108,21 +108,18 @@ def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cohort_pairs(frame: pd.DataFrame, cohorts: list[str], keys: dict[str, str]) -> pd.DataFrame:
-    """`_pair_rows` of every cohort, in cohort order. Each cohort's rows depend on its forecast rows alone, so they
-    are kept in the process under the key naming those rows (`Frames.keys`): a render after one cohort changed
-    computes that cohort's rows only. The rows are equal, bit for bit, to computing every cohort at once (each
-    cohort's sums run over its own rows in the same order)."""
-    memo = {c: keys[c] for c in cohorts if c in keys}
-    kept = _PAIRS.get_many(memo.values())
-    found = {c: kept[k] for c, k in memo.items() if k in kept}
-    missing = [c for c in cohorts if c not in found]
-    if missing:
-        part = frame if len(missing) == len(cohorts) else frame[frame["cohort"].isin(missing)]
-        rows = _pair_rows(score_forecasts(part))
-        split = dict(iter(rows.groupby("cohort", sort=False))) if len(rows) else {}
-        for c in missing:
-            found[c] = split.get(c, rows.iloc[:0]).reset_index(drop=True)
-        _PAIRS.put_many({memo[c]: found[c] for c in missing if c in memo})
+    """`_pair_rows` of every cohort, in cohort order. Each cohort's rows are computed from its forecast rows alone
+    (pandas' grouped sums pick their kernel from the whole frame, so rows computed beside other cohorts could
+    differ in a last digit) and kept in the process under the key naming those rows (`Frames.keys`): a render
+    after one cohort changed computes that cohort's rows only."""
+    by = dict(iter(frame.groupby("cohort", sort=False))) if len(frame) else {}
+
+    def compute(missing: list[str]) -> dict[str, pd.DataFrame]:
+        return {c: _pair_rows(score_forecasts(by[c].reset_index(drop=True))) if c in by else pd.DataFrame()
+                for c in missing}
+
+    found = kept({c: keys[c] for c in cohorts if c in keys}, _PAIRS, None, compute, filed=str, now=None)
+    found.update(compute([c for c in cohorts if c not in found]))
     ordered = [found[c] for c in cohorts if len(found[c])]
     return pd.concat(ordered, ignore_index=True) if ordered else pair_differences(pd.DataFrame(), [])
 

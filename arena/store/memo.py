@@ -114,8 +114,8 @@ class MemoTable(Generic[V]):
                 if rows:
                     conn.execute(insert(t), rows)
                 by_cohort: dict[str, list[str]] = {}
-                for k, (c, _) in entries.items():
-                    by_cohort.setdefault(str(c), []).append(k)
+                for row in rows:
+                    by_cohort.setdefault(row["cohort"], []).append(row["key"])
                 for cohort, written in by_cohort.items():  # what was just written stays, whatever the clock says
                     keep = (select(t.c.key).where(t.c.cohort == cohort, t.c.key.not_in(written))
                             .order_by(t.c.used_at.desc(), t.c.key).limit(max(self.keep - len(written), 0)))
@@ -134,6 +134,32 @@ def _binary_rows(conn: Connection, table: Table, keys: list[str]) -> list[tuple[
         psycopg.sql.Identifier("key"))
     with conn.connection.driver_connection.cursor(binary=True) as cur:  # type: ignore[union-attr]
         return cur.execute(statement, [keys]).fetchall()
+
+
+def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
+         compute: Callable[[list[Any]], Mapping[Any, V]], *, filed: Callable[[Any], str],
+         now: datetime | None, store_held: bool = False) -> dict[Any, V]:
+    """name → its value, for every name of `keys` (name → the key of its inputs): from this process's `memory`,
+    else from the memo `table`, else from `compute(the missing names)` — the one way every cache of the arena
+    keeps a derived result. Computed values are stored in the table (filed under `filed(name)`, e.g. its cohort),
+    every value is kept in memory and `now` stamps the stored entries used (no table, or no `now`: memory alone). With
+    `store_held`, a value held in memory is stored too where the table lacks it: a key named by content alone may
+    have been computed against another database."""
+    held = memory.get_many(keys.values())
+    store = table if table is not None and now is not None else None
+    loaded = store.load([k for k in dict.fromkeys(keys.values()) if k not in held]) if store is not None else {}
+    missing = [n for n, k in keys.items() if k not in held and k not in loaded]
+    made = dict(compute(missing)) if missing else {}
+    out = {n: held[k] if k in held else loaded[k] if k in loaded else made[n] for n, k in keys.items()
+           if k in held or k in loaded or n in made}
+    if store is not None:
+        fresh = {keys[n]: (filed(n), made[n]) for n in made}
+        if store_held:
+            fresh.update({k: (filed(n), held[k]) for n, k in keys.items() if k in held})
+        store.save(fresh, [k for k in dict.fromkeys(keys.values()) if (k in held or k in loaded) and k not in fresh],
+                   now)
+    memory.put_many({keys[n]: v for n, v in out.items()})
+    return out
 
 
 _ALL: weakref.WeakSet[Recent[Any]] = weakref.WeakSet()
@@ -218,4 +244,4 @@ def read_once(key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-__all__ = ["MemoTable", "Recent", "forget_all", "one_reading", "read_once"]
+__all__ = ["MemoTable", "Recent", "forget_all", "kept", "one_reading", "read_once"]
