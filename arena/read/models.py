@@ -97,7 +97,7 @@ class ModelComparison:
         return "no difference shown"
 
 
-_PAIRS: Recent[pd.DataFrame] = Recent(5_000)  # cohort frames key → that cohort's rows of every pair
+_PAIRS: Recent[pd.DataFrame] = Recent(5_000)  # digest of a cohort's forecast rows → its rows of every pair
 
 
 def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
@@ -110,8 +110,8 @@ def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
 def _cohort_pairs(frame: pd.DataFrame, cohorts: list[str], keys: dict[str, str]) -> pd.DataFrame:
     """`_pair_rows` of every cohort, in cohort order. Each cohort's rows are computed from its forecast rows alone
     (pandas' grouped sums pick their kernel from the whole frame, so rows computed beside other cohorts could
-    differ in a last digit) and kept in the process under the key naming those rows (`Frames.keys`): a render
-    after one cohort changed computes that cohort's rows only."""
+    differ in a last digit) and kept in the process under the digest of those rows (`Frames.digests`): a render
+    after one cohort's forecasts changed computes that cohort's rows only, and a mark none."""
     by = dict(iter(frame.groupby("cohort", sort=False))) if len(frame) else {}
 
     def compute(missing: list[str]) -> dict[str, pd.DataFrame]:
@@ -140,7 +140,7 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     clean = split(engine, as_of, frames, lineup_dates(engine, [c[0] for c in cohorts]))
     frame = clean.clean
     order = [str(c) for c in pd.unique(frame["cohort"])]
-    pairs = _cohort_pairs(frame, order, clean.keys)
+    pairs = _cohort_pairs(frame, order, clean.digests.get("forecasts", {}))
     if pairs.empty:
         return {}
     z = NormalDist().inv_cdf(0.5 + level / 2.0)

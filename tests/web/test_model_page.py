@@ -262,7 +262,7 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
     one computed with nothing kept."""
     from datetime import timedelta
 
-    from sqlalchemy import select
+    from sqlalchemy import select, update
     from sqlmodel import Session
 
     from arena.read import models
@@ -299,9 +299,14 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
                                 .join(CohortRow, CohortRow.id == AgentRow.cohort_id)
                                 .order_by(CohortRow.id.desc(), ForecastRow.id)).first()
         frame = forecast_set_frame(s, list(s.scalars(select(CohortRow.id))), as_of)
-    with session_scope(engine) as s:
+    with session_scope(engine) as s:  # a second replicate: the forecast set (first replicates) is unchanged
         s.add(ForecastRow(decision_id=one.decision_id, agent_id=one.agent_id, market_id=one.market_id,
                           source=one.source, probability=0.5, as_of=one.as_of, replicate=2))
+    _, seen = again_and_fresh()
+    assert seen == [set()]
+    with session_scope(engine) as s:  # the stated probability itself moves (a hand edit)
+        s.execute(update(ForecastRow).where(ForecastRow.id == one.id)
+                  .values(probability=0.99 if one.probability < 0.5 else 0.01))
     _, seen = again_and_fresh()
     assert seen == [{cohort}]
 
