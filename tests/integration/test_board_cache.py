@@ -214,6 +214,19 @@ def test_boards_decoded_together_equal_boards_decoded_one_by_one(engine, clock):
     pd.testing.assert_frame_equal(loaded["k6"], wide, check_exact=True)
 
 
+def _price_a_held_market(engine, at, price_ppm: int, source: str) -> tuple[str, str]:
+    """A new price snapshot, at `at`, of a market some cohort holds open then; returns (market, outcome)."""
+    with Session(engine) as s:
+        held = s.execute(select(FillRow.market_id, FillRow.outcome).where(FillRow.at <= at)
+                         .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
+                         .having(func.sum(FillRow.shares) > 0).order_by(FillRow.cohort_id, FillRow.market_id)).first()
+        assert held is not None
+        s.execute(insert(PriceSnapshotRow).values(market_id=held[0], outcome=held[1], price_ppm=price_ppm,
+                                                  observed_at=at, fetched_at=at, source=source))
+        s.commit()
+    return str(held[0]), str(held[1])
+
+
 def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_overall_board(arena_db, monkeypatch):
     """A new price of a held market moves the holders' portfolios only: the overall board is recomputed from the
     forecast and bet parts this process kept (by the digests of the frames they came from) and equals the board
@@ -225,14 +238,7 @@ def test_a_price_change_refits_neither_the_forecast_nor_the_bet_part_of_the_over
         real = getattr(board_cache, name)
         monkeypatch.setattr(board_cache, name,
                             lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
-    with Session(arena_db) as s:  # a market some cohort holds open at `mid`
-        held = s.execute(select(FillRow.market_id, FillRow.outcome).where(FillRow.at <= mid)
-                         .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
-                         .having(func.sum(FillRow.shares) > 0)).first()
-        assert held is not None
-        s.execute(insert(PriceSnapshotRow).values(market_id=held[0], outcome=held[1], price_ppm=123_456,
-                                                  observed_at=mid, fetched_at=mid, source="test"))
-        s.commit()
+    held = _price_a_held_market(arena_db, mid, 123_456, "test")
     priced = standings(arena_db, mid, n_boot=N_BOOT)
     assert made == []
     pnl = lambda b: b.overall.set_index("model")["pnl"].sort_index()  # noqa: E731
@@ -301,21 +307,11 @@ def test_a_price_change_finishes_the_held_cohorts_boards_from_their_kept_parts(a
                         lambda f, *a, **k: parts.append(f["cohort"].iloc[0]) or real_part(f, *a, **k))
     monkeypatch.setattr(board_cache, "finish_cohort_board",
                         lambda part, *a, **k: finished.append(1) or real_finish(part, *a, **k))
-    with Session(arena_db) as s:  # a market some cohort holds open at `mid`
-        held = s.execute(select(FillRow.cohort_id, FillRow.market_id, FillRow.outcome).where(FillRow.at <= mid)
-                         .group_by(FillRow.cohort_id, FillRow.market_id, FillRow.outcome)
-                         .having(func.sum(FillRow.shares) > 0)).first()
-        assert held is not None
-        s.execute(insert(PriceSnapshotRow).values(market_id=held[1], outcome=held[2], price_ppm=123_456,
-                                                  observed_at=mid, fetched_at=mid, source="test"))
-        s.commit()
+    _price_a_held_market(arena_db, mid, 123_456, "test")
     for fresh in (False, True):
         if fresh:
             forget_all()  # a fresh process reads the parts from the store
-            with Session(arena_db) as s:
-                s.execute(insert(PriceSnapshotRow).values(market_id=held[1], outcome=held[2], price_ppm=654_321,
-                                                          observed_at=mid, fetched_at=mid, source="later"))
-                s.commit()
+            _price_a_held_market(arena_db, mid, 654_321, "later")
         finished.clear()
         priced = standings(arena_db, mid, n_boot=N_BOOT)
         assert parts == [] and finished, fresh  # boards finished anew, no part recomputed
