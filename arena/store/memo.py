@@ -140,11 +140,12 @@ def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
          compute: Callable[[list[Any]], Mapping[Any, V]], *, filed: Callable[[Any], str],
          now: datetime | None, store_held: bool = False) -> dict[Any, V]:
     """name → its value, for every name of `keys` (name → the key of its inputs): from this process's `memory`,
-    else from the memo `table`, else from `compute(the missing names)` — the one way every cache of the arena
-    keeps a derived result. Computed values are stored in the table (filed under `filed(name)`, e.g. its cohort),
-    every value is kept in memory and `now` stamps the stored entries used (no table, or no `now`: memory alone). With
-    `store_held`, a value held in memory is stored too where the table lacks it: a key named by content alone may
-    have been computed against another database."""
+    else from the memo `table`, else from `compute(the missing names)`. Computed values are stored in the table
+    (filed under `filed(name)`, e.g. its cohort), every value is kept in memory, and `now` stamps the stored
+    entries used (no table, or no `now`: memory alone). With `store_held`, a value held in memory is stored too
+    where the table lacks it: a key named by content alone may have been computed against another database.
+    The board cache and the model comparisons keep their results through it; the frame cache and the agent
+    standings' and skill-vs-luck slices still write the same steps themselves."""
     held = memory.get_many(keys.values())
     store = table if table is not None and now is not None else None
     loaded = store.load([k for k in dict.fromkeys(keys.values()) if k not in held]) if store is not None else {}
