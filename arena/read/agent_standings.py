@@ -22,7 +22,7 @@ from arena.usecases.mark import value_positions
 from arena.read.score import overall_table
 
 from arena.read.standings import Boards, standings as compute_boards
-from arena.store.memo import Recent
+from arena.store.memo import Recent, kept
 from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
 from arena.store.frames import bets_frame, cash_frame, forecasts_frame, position_frame, price_frame
 
@@ -107,13 +107,10 @@ def agent_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] |
         part = _read(engine, as_of, cohorts, cohort_ids is None)
         return replace(part.standings, boards=boards,
                        overall=overall_table(part.bets, part.portfolios) if with_overall else None)
-    found = _SLICES.get_many(keys[c] for c in ids)
-    missing = {c: cohorts[c] for c in ids if keys[c] not in found}
-    if missing:
-        read = _read(engine, as_of, missing, False).split()
-        _SLICES.put_many({keys[c]: read[c] for c in missing})
-        found.update({keys[c]: read[c] for c in missing})
-    parts = [found[keys[c]] for c in ids]
+    found = kept({c: keys[c] for c in ids}, _SLICES, None,
+                 lambda missing: _read(engine, as_of, {c: cohorts[c] for c in missing}, False).split(),
+                 filed=str, now=None)
+    parts = [found[c] for c in ids]
     merged = _Slice.merge(parts, cohorts)
     return replace(merged.standings, as_of=as_of, boards=boards,
                    overall=overall_table(merged.bets, merged.portfolios) if with_overall else None)

@@ -144,8 +144,8 @@ def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
     (filed under `filed(name)`, e.g. its cohort), every value is kept in memory, and `now` stamps the stored
     entries used (no table, or no `now`: memory alone). With `store_held`, a value held in memory is stored too
     where the table lacks it: a key named by content alone may have been computed against another database.
-    The board cache and the model comparisons keep their results through it; the frame cache and the agent
-    standings' and skill-vs-luck slices still write the same steps themselves."""
+    The board cache, the model comparisons and the agent standings' and skill-vs-luck slices keep their results
+    through it; the frame cache (which checks stored nonces before decoding) still writes the steps itself."""
     held = memory.get_many(keys.values())
     store = table if table is not None and now is not None else None
     loaded = store.load([k for k in dict.fromkeys(keys.values()) if k not in held]) if store is not None else {}

@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.read.decomposition import decomposition
-from arena.store.memo import Recent
+from arena.store.memo import Recent, kept
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,15 @@ def skill_luck(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | No
     if keys is None:
         return _compute(engine, as_of, cohort_names)
     names = list(keys) if cohort_names is None else [n for n in cohort_names if n in keys]
-    found = _SLICES.get_many(keys[n] for n in names)
-    missing = [n for n in names if keys[n] not in found]
-    if missing:
-        computed = _compute(engine, as_of, missing)
+
+    def compute(missing: list[str]) -> dict[str, dict[tuple[str, str], SkillLuck]]:
         fresh: dict[str, dict[tuple[str, str], SkillLuck]] = {n: {} for n in missing}
-        for k, v in computed.items():
+        for k, v in _compute(engine, as_of, missing).items():
             fresh[k[0]][k] = v
-        _SLICES.put_many({keys[n]: part for n, part in fresh.items()})
-        found.update({keys[n]: part for n, part in fresh.items()})
-    return {k: v for n in names for k, v in found[keys[n]].items()}
+        return fresh
+
+    found = kept({n: keys[n] for n in names}, _SLICES, None, compute, filed=str, now=None)
+    return {k: v for n in names for k, v in found[n].items()}
 
 
 def _compute(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None) -> dict[tuple[str, str], SkillLuck]:
