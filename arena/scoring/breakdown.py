@@ -43,8 +43,8 @@ def category_name(category: Any) -> str:
 
 def horizon_days(decided_at: Any, resolved_at: Any) -> np.ndarray:
     """(resolved_at − decided_at) in days (float; NaN where either is missing). Times: aware or naive UTC."""
-    d = pd.to_datetime(pd.Series(decided_at, dtype=object), utc=True)
-    r = pd.to_datetime(pd.Series(resolved_at, dtype=object), utc=True)
+    d, r = (pd.to_datetime(t if isinstance(t, pd.Series) else pd.Series(t, dtype=object), utc=True)
+            for t in (decided_at, resolved_at))  # (a column of times already typed is not parsed again)
     return ((r - d).dt.total_seconds() / 86_400.0).to_numpy(dtype=float)
 
 
@@ -60,8 +60,10 @@ def horizon_bucket(days: Any) -> np.ndarray:
 def with_groups(scored: pd.DataFrame) -> pd.DataFrame:
     """Scored forecast rows with `horizon` (HORIZON_BUCKETS label) and `topic` (`category_name`) columns, from
     their decided_at, resolved_at and category columns."""
+    codes, categories = pd.factorize(scored["category"])  # (each distinct category named once; missing: −1)
+    names = np.array([category_name(c) for c in categories] + [UNCATEGORIZED], dtype=object)
     return scored.assign(horizon=horizon_bucket(horizon_days(scored["decided_at"], scored["resolved_at"])),
-                         topic=[category_name(c) for c in scored["category"]])
+                         topic=list(names[codes]))
 
 
 def skill_breakdown(scored: pd.DataFrame, by: str, *, within: Sequence[str] = ("cohort",),
