@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -94,7 +95,8 @@ def model_projection(forecasts: pd.DataFrame, asked_weeks: float, n_asked: int,
     y = done["outcome_yes"].astype(float)
     seat = ((done["probability"].astype(float) - y) ** 2).groupby(done["market_id"], sort=True).mean()
     market = ((done["market_price"].astype(float) - y) ** 2).groupby(done["market_id"], sort=True).mean()
-    variance = paired_variance(pd.DataFrame([seat, market]))
+    # (the two rows share one index; laid out as a frame of them would be, so the sums run in the same order)
+    variance = paired_variance(np.asfortranarray(np.vstack([seat.to_numpy(dtype=float), market.to_numpy(dtype=float)])))
     sd, basis = (variance ** 0.5, "model") if variance is not None else (FALLBACK_SD, "fallback")
     per_week = n_asked / asked_weeks if asked_weeks > 0 else 0.0
     return ModelProjection(sd, basis, n_asked, int(len(seat)), per_week, tuple(

@@ -92,10 +92,11 @@ def _pair_variances(b: np.ndarray, present: np.ndarray) -> np.ndarray:
     return np.where(np.triu(np.ones_like(var, dtype=bool), 1), var, np.nan)
 
 
-def paired_variance(table: pd.DataFrame) -> float | None:
+def paired_variance(table: pd.DataFrame | np.ndarray) -> float | None:
     """The mean, over the pairs of rows (seats) sharing at least two markets, of the sample variance (ddof 1) of
-    their market-level Brier differences; None when no pair does. `table`: seat × market Brier, NaN unanswered."""
-    values = table.to_numpy(dtype=float)
+    their market-level Brier differences; None when no pair does. `table`: seat × market Brier, NaN unanswered
+    (a frame, or its values)."""
+    values = table.to_numpy(dtype=float) if isinstance(table, pd.DataFrame) else np.asarray(table, dtype=float)
     var = _pair_variances(values, ~np.isnan(values))
     var = var[~np.isnan(var)]
     return float(var.mean()) if var.size else None
