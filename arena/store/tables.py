@@ -31,6 +31,18 @@ def table_of(model: type[SQLModel]) -> Table:
     return table
 
 
+
+def _empty_dict() -> dict[str, Any]:
+    """A JSON column's default. (A Python function, not the builtin `dict`: pydantic reads a default factory's
+    signature on every construction, and for a builtin CPython 3.11 parses its text with `ast.parse`, which is not
+    safe across threads — a round's decision threads failed with "AST constructor recursion depth mismatch".)"""
+    return {}
+
+
+def _empty_list() -> list[Any]:
+    """A JSON column's default (a Python function, as `_empty_dict` says why)."""
+    return []
+
 class MarketRow(SQLModel, table=True):
     __tablename__ = "markets"
 
@@ -50,7 +62,7 @@ class MarketRow(SQLModel, table=True):
     volume: float | None = None
     volume_24h: float | None = None
     liquidity: float | None = None
-    extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    extra: dict[str, Any] = Field(default_factory=_empty_dict, sa_column=Column(JSON, nullable=False))
     first_seen_at: datetime = _ts()
     updated_at: datetime = _ts()
     # What the last sync wrote, so the next one writes only what changed (repo.upsert_markets, add_quotes):
@@ -106,7 +118,7 @@ class AgentRow(SQLModel, table=True):
     name: str = Field(max_length=120)  # the model's stable name across cohorts
     kind: str = Field(max_length=40)  # baseline, scripted, llm
     model_id: str = Field(default="", max_length=200)
-    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    config: dict[str, Any] = Field(default_factory=_empty_dict, sa_column=Column(JSON, nullable=False))
 
 
 class DecisionRow(SQLModel, table=True):
@@ -128,7 +140,7 @@ class DecisionRow(SQLModel, table=True):
     as_of: datetime = _ts()
     cash_at_start_micros: int | None = _big(nullable=True)
     max_bet_micros: int | None = _big(nullable=True)
-    actions: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    actions: list[dict[str, Any]] = Field(default_factory=_empty_list, sa_column=Column(JSON, nullable=False))
     reasoning: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     sizing_version: str = Field(default="", max_length=40)
@@ -168,7 +180,7 @@ class DecisionReplicateRow(SQLModel, table=True):
     decision_id: int = Field(foreign_key="decisions.id", index=True)
     replicate: int  # 1..k; 1 is executed
     status: str = Field(max_length=20)  # executed, rejected, hold (replicate 1); answered, hold, failed (others)
-    actions: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    actions: list[dict[str, Any]] = Field(default_factory=_empty_list, sa_column=Column(JSON, nullable=False))
     reasoning: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     decision_attempt: int = 1  # the try of the decision that recorded it
@@ -186,7 +198,7 @@ class RejectionRow(SQLModel, table=True):
     action_index: int  # −1: the decision as a whole
     reason: str = Field(max_length=60)
     message: str = Field(sa_column=Column(Text, nullable=False))
-    action: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    action: dict[str, Any] = Field(default_factory=_empty_dict, sa_column=Column(JSON, nullable=False))
     at: datetime = _ts()
 
 
@@ -291,7 +303,7 @@ class ResolutionRow(SQLModel, table=True):
     market_id: str = Field(foreign_key="markets.id", max_length=200, index=True)
     version: int
     kind: str = Field(max_length=20)  # winner, probabilistic, void, unresolved
-    payouts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))  # ppm
+    payouts: dict[str, int] = Field(default_factory=_empty_dict, sa_column=Column(JSON, nullable=False))  # ppm
     resolved_at: datetime | None = _ts(nullable=True)
     recorded_at: datetime = _ts()
     source: str = Field(default="", max_length=200)
@@ -416,7 +428,7 @@ class JobRunRow(SQLModel, table=True):
     attempts: int = 1
     started_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
-    counts: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    counts: dict[str, Any] = Field(default_factory=_empty_dict, sa_column=Column(JSON, nullable=False))
     error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     runner: str = Field(default="", max_length=120)  # host:pid/token of the process that ran it
     lease_until: datetime | None = _ts(nullable=True)
