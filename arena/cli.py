@@ -1049,7 +1049,7 @@ def parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export CSV or Parquet (fills, decisions, snapshots, the boards as scores, bets, "
                         "forecasts, model calls with their tool calls, markets, prices) or a replay file")
     ex.add_argument("what", nargs="?", default="csv", choices=["csv", "parquet", "replay"],
-                    help="csv / parquet: tables of the arena (default csv; parquet needs pyarrow); replay: its "
+                    help="csv / parquet: tables of the arena (default csv); replay: its "
                          "markets as a replay JSON-lines file")
     ex.add_argument("--out", required=True, type=path_arg, help="a directory for csv and parquet, a file for replay")
     ex.add_argument("--cohort", default=None, help="csv, parquet: only this cohort")

@@ -34,12 +34,12 @@ from arena.read.point_in_time import copy_as_of, store_as_of  # noqa: E402
 from arena.store.engine import make_engine, migrate  # noqa: E402
 from arena.store.tables import (  # noqa: E402
     AgentRow,
-    BoardCacheRow,
     CohortRow,
     DecisionRow,
     FillRow,
     ForecastRow,
     MarketRow,
+    MemoRow,
     ModelCallRow,
     PortfolioSnapshotRow,
     PriceSnapshotRow,
@@ -236,8 +236,8 @@ def main() -> None:
 
         def clear_cache(cohorts: list[str] | None = None) -> None:
             with engine.begin() as conn:
-                q = delete(BoardCacheRow)
-                conn.execute(q if cohorts is None else q.where(BoardCacheRow.cohort.in_(cohorts)))  # type: ignore
+                q = delete(MemoRow).where(MemoRow.kind != "frames")
+                conn.execute(q if cohorts is None else q.where(MemoRow.cohort.in_(cohorts)))
 
         render_site(engine, Path(d) / "warm", as_of, statistics="none")  # compile the templates, warm imports
         clear_cache()

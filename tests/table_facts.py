@@ -22,7 +22,7 @@ from arena.store.engine import make_engine
 HOW_COLUMNS = frozenset({"id", "claimed_by", "lease_until", "heartbeat_at", "runner", "attempts", "claimed_at",
                          "latency_ms", "latency_s", "completed_at", "started_at", "finished_at", "error",
                          "key"})  # a fill's key holds its decision's surrogate id
-MEMOS = frozenset({"board_cache", "frame_cache", "alembic_version"})
+MEMOS = frozenset({"memo", "alembic_version"})
 WRITE_COUNTERS = frozenset({"cohort_versions", "market_versions"})
 
 

@@ -10,7 +10,7 @@ libraries' versions) — and computes only the cohorts whose key is not stored y
 the key, and an old key is simply never asked for again. Nothing about the as-of enters the key except through
 the rows, so "now" and "as of T" share the entries whose inputs agree.
 
-The entries live in the store's `board_cache` table (a memo, not a fact: emptying it only costs time). Each
+The entries live in the store's `memo` table (kinds "board", "cohort part", "overall part") (a memo, not a fact: emptying it only costs time). Each
 cohort keeps its `KEEP_PER_COHORT` most recently used entries. The cache never fails a read: when the store
 cannot be written (a read-only replica, a locked SQLite file) the boards are computed and served all the same,
 with one warning in the log.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -32,14 +31,13 @@ from sqlalchemy.engine import Engine
 from arena.cache.code import code_digest as package_digest
 from arena.scoring.board import (BetPart, CohortPart, ForecastPart, cohort_part, finish_cohort_board,
                                  overall_bet_part, overall_forecast_part, split_by_cohort)
+from arena.cache.codec import decode_frames, decode_many_frames, encode_frames
 from arena.store.memo import MemoTable, Recent, kept
-from arena.store.tables import BoardCacheRow, table_of
 
 
-FORMAT = 1  # of the key and the payload; bump when either changes shape
+FORMAT = 2  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 8
 OVERALL = "(overall board)"  # the `cohort` the overall board's entries are filed under
-_TABLE = table_of(BoardCacheRow)
 
 
 def code_digest() -> str:
@@ -83,61 +81,26 @@ def cohort_keys(forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.Data
     return keys
 
 
-def encode(frame: pd.DataFrame) -> str:
-    """A board frame as JSON that `decode` turns back into an equal frame (floats exactly: orjson writes the
-    shortest repr that reads back to the same double; NaN is written as null and restored by the dtype)."""
-    return orjson.dumps({
-        "format": FORMAT, "columns": [str(c) for c in frame.columns], "dtypes": [str(t) for t in frame.dtypes],
-        "data": [frame[c].tolist() for c in frame.columns],
-    }, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+def encode(frame: pd.DataFrame) -> bytes:
+    """A board frame as a memo payload (`cache.codec`) that `decode` turns back into an equal frame."""
+    return encode_frames({"board": frame}, {"format": FORMAT})
 
 
-def _doc(payload: str) -> dict[str, Any]:
-    doc = orjson.loads(payload)
-    if doc.get("format") != FORMAT:
-        raise ValueError(f"board cache payload format {doc.get('format')!r}, expected {FORMAT}")
-    return doc
+def _board(frames: Mapping[str, pd.DataFrame | None], meta: Mapping[str, Any]) -> pd.DataFrame:
+    board = frames.get("board")
+    if meta.get("format") != FORMAT or board is None:
+        raise ValueError(f"not a board of format {FORMAT}")
+    return board
 
 
-def _frame(columns: list[str], dtypes: list[str], data: Iterable[list[Any]], *, copy: bool = False) -> pd.DataFrame:
-    built: dict[str, Any] = {}
-    for name, dtype, values in zip(columns, dtypes, data):
-        if dtype == "object":  # (a bare object array of strings would be inferred as str)
-            built[name] = pd.Series(values, dtype=object)
-        elif dtype in ("float64", "int64", "bool"):  # numpy reads null as NaN in a float array
-            built[name] = np.array(values, dtype=dtype)
-        else:
-            built[name] = pd.array([np.nan if v is None else v for v in values], dtype=dtype)
-    return pd.DataFrame(built, columns=columns, copy=copy)
+def decode(payload: bytes) -> pd.DataFrame:
+    return _board(*decode_frames(payload))
 
 
-def decode(payload: str) -> pd.DataFrame:
-    doc = _doc(payload)
-    return _frame(doc["columns"], doc["dtypes"], doc["data"])
-
-
-def decode_many(payloads: list[str]) -> list[pd.DataFrame]:
+def decode_many(payloads: list[bytes]) -> list[pd.DataFrame]:
     """`[decode(p) for p in payloads]`, equal frame for frame, in a few pandas constructions instead of one per
-    board: the boards of one shape (columns and dtypes) are built as one frame and cut into their rows, so a fresh
-    process reading a thousand boards pays pandas' per-frame overhead a few times, not once per board."""
-    docs = [_doc(p) for p in payloads]
-    shapes: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
-    for i, doc in enumerate(docs):
-        shapes.setdefault((tuple(doc["columns"]), tuple(doc["dtypes"])), []).append(i)
-    out: list[pd.DataFrame] = [pd.DataFrame()] * len(docs)
-    for (columns, dtypes), members in shapes.items():
-        if not columns:
-            for i in members:
-                out[i] = decode(payloads[i])
-            continue
-        # (copied, so the columns of a dtype share one block: each board cut from it is then a view of a few
-        # blocks, which a board's later shallow copy and new column pay for per block — 32 otherwise)
-        together = _frame(list(columns), list(dtypes), (
-            list(chain.from_iterable(docs[i]["data"][j] for i in members)) for j in range(len(columns))), copy=True)
-        lengths = [len(docs[i]["data"][0]) for i in members]
-        for i, end, length in zip(members, np.cumsum(lengths), lengths):
-            out[i] = together.iloc[end - length : end].reset_index(drop=True)
-    return out
+    board (`codec.decode_many_frames`)."""
+    return [_board(frames, meta) for frames, meta in decode_many_frames(payloads)]
 
 
 def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
@@ -145,12 +108,11 @@ def _subset(frame: pd.DataFrame, cohorts: Iterable[Any]) -> pd.DataFrame:
 
 
 # boards by key, decoded or computed lately: a key names its inputs, so it is right for any database
-_RECENT: Recent[pd.DataFrame] = Recent(50_000)
+_RECENT: Recent[pd.DataFrame] = Recent("board")
 
 
 def _store(engine: Engine) -> MemoTable[pd.DataFrame]:
-    return MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="board cache",
-                     decode_many=decode_many)
+    return MemoTable(engine, "board", encode, decode, keep=KEEP_PER_COHORT, decode_many=decode_many)
 
 
 def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.DataFrame], *, kinds: Mapping[str, str],
@@ -158,7 +120,7 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
                          now: datetime | None = None) -> pd.DataFrame:
     """The overall board computed by `compute` from every cohort's rows, named by `inputs` (cohort → a hash of
     its rows, as `services.frame_cache` gives): a render that finds nothing changed takes it from this process's
-    memory, or — with `engine` (and `now`, stamping the entry's use) — from the `board_cache` table, so a fresh
+    memory, or — with `engine` (and `now`, stamping the entry's use) — from the `memo` table, so a fresh
     process (`arena render` from cron) does not refit a million rows either; a changed cohort recomputes it.
     Its entries are filed under the cohort name `OVERALL` (the `KEEP_PER_COHORT` most recently used stay)."""
     key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
@@ -170,39 +132,42 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
 
 
 # the overall board's forecast and bet parts (`scoring.board.ForecastPart`, `BetPart`) by the key of their frame
-_PARTS: Recent[Any] = Recent(8)
+_PARTS: Recent[Any] = Recent("overall part")
 PARTS = "(overall board parts)"  # the `cohort` the parts' stored entries are filed under
 
 
-def _series_frame(series: pd.Series | None) -> str | None:
-    return None if series is None else encode(series.rename_axis("agent").rename("value").reset_index())
+def _series_frame(series: pd.Series | None) -> pd.DataFrame | None:
+    return None if series is None else series.rename_axis("agent").rename("value").reset_index()
 
 
-def _frame_series(payload: str | None, name: Any) -> pd.Series | None:
-    return None if payload is None else decode(payload).set_index("agent")["value"].rename(name)
+def _frame_series(frame: pd.DataFrame | None, name: Any) -> pd.Series | None:
+    return None if frame is None else frame.set_index("agent")["value"].rename(name)
 
 
-def encode_part(part: ForecastPart | BetPart) -> str:
-    """A part as JSON text: its frames each as `encode` writes a board, its tiers as (agent, value) frames."""
+def encode_part(part: ForecastPart | BetPart) -> bytes:
+    """An overall board part as a memo payload: its frames, and its tiers as (agent, value) frames."""
     if isinstance(part, ForecastPart):
-        doc = {"part": "forecast", "table": encode(part.table), "pairs": encode(part.pairs),
-               "proxy": None if part.proxy is None else encode(part.proxy),
-               "tiers": [[name, tier.name, _series_frame(tier)] for name, tier in part.tiers.items()]}
-    else:
-        doc = {"part": "bet", "per": None if part.per is None else encode(part.per),
-               "tier": None if part.tier is None else [part.tier.name, _series_frame(part.tier)]}
-    return orjson.dumps({"format": FORMAT, **doc}).decode()
+        tiers = {f"tier {name}": _series_frame(tier) for name, tier in part.tiers.items()}
+        return encode_frames({"table": part.table, "pairs": part.pairs, "proxy": part.proxy, **tiers},
+                             {"format": FORMAT, "part": "forecast",
+                              "tiers": [[name, None if tier is None else tier.name] for name, tier in part.tiers.items()]})
+    return encode_frames({"per": part.per, "tier": _series_frame(part.tier)},
+                         {"format": FORMAT, "part": "bet", "tier": None if part.tier is None else part.tier.name})
 
 
-def decode_part(payload: str) -> ForecastPart | BetPart:
-    doc = _doc(payload)
-    if doc["part"] == "forecast":
-        return ForecastPart(decode(doc["table"]), {name: _frame_series(f, label) for name, label, f in doc["tiers"]},
-                            decode(doc["pairs"]), None if doc["proxy"] is None else decode(doc["proxy"]))
-    if doc["part"] == "bet":
-        return BetPart(None if doc["per"] is None else decode(doc["per"]),
-                       None if doc["tier"] is None else _frame_series(doc["tier"][1], doc["tier"][0]))
-    raise ValueError(f"unknown overall board part {doc['part']!r}")
+def decode_part(payload: bytes) -> ForecastPart | BetPart:
+    frames, meta = decode_frames(payload)
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"not an overall board part of format {FORMAT}")
+    if meta.get("part") == "forecast":
+        table, pairs = frames["table"], frames["pairs"]
+        if table is None or pairs is None:
+            raise ValueError("an overall forecast part without its table or pairs")
+        return ForecastPart(table, {name: _frame_series(frames[f"tier {name}"], label) for name, label in meta["tiers"]},
+                            pairs, frames["proxy"])
+    if meta.get("part") == "bet":
+        return BetPart(frames["per"], _frame_series(frames["tier"], meta["tier"]))
+    raise ValueError(f"unknown overall board part {meta.get('part')!r}")
 
 
 def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFrame, bets: pd.DataFrame, *,
@@ -211,7 +176,7 @@ def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFr
     """`forecast_part` and `bet_part` for `scoring.board.overall_board(forecasts, bets, ..., **options)`, each
     kept under the digests of the one frame it is computed from (`digests`: frame name → cohort → a hash of its
     rows, as `services.frame_cache` gives; in the frames' cohort order) — in this process and, with `engine` (and
-    `now`, stamping the entries' use), in the `board_cache` table, filed under `PARTS`. A render after a price
+    `now`, stamping the entries' use), in the `memo` table, filed under `PARTS`. A render after a price
     moved — the portfolios alone changed — refits neither the forecast part (the fits and bootstraps over every
     forecast) nor the bet part, in a long-running process or a fresh one."""
     makers = {"forecast_part": ("forecasts", lambda: overall_forecast_part(forecasts, **options)),
@@ -219,8 +184,8 @@ def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFr
     keys = {name: hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
         [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
         option=orjson.OPT_SORT_KEYS)).hexdigest() for name, (frame, _) in makers.items()}
-    store = MemoTable(engine, _TABLE, encode_part, decode_part, keep=KEEP_PER_COHORT,
-                      what="board cache") if engine is not None else None
+    store = MemoTable(engine, "overall part", encode_part, decode_part,
+                      keep=KEEP_PER_COHORT) if engine is not None else None
     return kept(keys, _PARTS, store, lambda missing: {name: makers[name][1]() for name in missing},
                 filed=lambda _: PARTS, now=now)
 
@@ -267,7 +232,7 @@ def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataF
 
 
 # cohort parts by key, decoded or computed lately
-_COHORT_PARTS: Recent[CohortPart] = Recent(5_000)
+_COHORT_PARTS: Recent[CohortPart] = Recent("cohort part")
 
 
 def _cohort_parts(engine: Engine, rows: Mapping[Any, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
@@ -284,28 +249,33 @@ def _cohort_parts(engine: Engine, rows: Mapping[Any, tuple[pd.DataFrame, pd.Data
             h = head.copy()
             h.update(orjson.dumps([str(c), names[c]]))
             keys[c] = h.hexdigest()
-    store = MemoTable(engine, _TABLE, encode_cohort_part, decode_cohort_part, keep=KEEP_PER_COHORT,
-                      what="board cache")
+    store = MemoTable(engine, "cohort part", encode_cohort_part, decode_cohort_part, keep=KEEP_PER_COHORT,
+                      decode_many=decode_cohort_parts)
     named = kept(keys, _COHORT_PARTS, store,
                  lambda missing: {c: cohort_part(rows[c][0], rows[c][1], **options) for c in missing},
                  filed=str, now=now, store_held=True)
     return {c: named[c] if c in named else cohort_part(f, b, **options) for c, (f, b, _) in rows.items()}
 
 
-def encode_cohort_part(part: CohortPart) -> str:
-    """A cohort part as JSON text: each of its frames as `encode` writes a board (null where it has none)."""
-    return orjson.dumps({"format": FORMAT, "part": "cohort", **{
-        name: None if frame is None else encode(frame) for name, frame in vars(part).items()}}).decode()
+def encode_cohort_part(part: CohortPart) -> bytes:
+    """A cohort part as a memo payload: each of its frames (None where it has none)."""
+    return encode_frames(vars(part), {"format": FORMAT, "part": "cohort"})
 
 
-def decode_cohort_part(payload: str) -> CohortPart:
-    doc = _doc(payload)
-    if doc.get("part") != "cohort":
-        raise ValueError(f"not a cohort part: {doc.get('part')!r}")
-    return CohortPart(**{name: None if doc[name] is None else decode(doc[name])
-                         for name in CohortPart.__dataclass_fields__})
+def _cohort_part(frames: Mapping[str, pd.DataFrame | None], meta: Mapping[str, Any]) -> CohortPart:
+    if meta.get("format") != FORMAT or meta.get("part") != "cohort":
+        raise ValueError(f"not a cohort part of format {FORMAT}")
+    return CohortPart(**{name: frames[name] for name in CohortPart.__dataclass_fields__})  # type: ignore[arg-type]
+
+
+def decode_cohort_part(payload: bytes) -> CohortPart:
+    return _cohort_part(*decode_frames(payload))
+
+
+def decode_cohort_parts(payloads: list[bytes]) -> list[CohortPart]:
+    return [_cohort_part(frames, meta) for frames, meta in decode_many_frames(payloads)]
 
 
 __all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "PARTS", "cached_cohort_boards", "code_digest", "cohort_keys",
-           "decode", "decode_cohort_part", "decode_many", "decode_part", "encode", "encode_cohort_part", "encode_part",
+           "decode", "decode_cohort_part", "decode_cohort_parts", "decode_many", "decode_part", "encode", "encode_cohort_part", "encode_part",
            "input_keys", "overall_board_cached", "overall_parts"]

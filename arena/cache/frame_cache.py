@@ -25,27 +25,25 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from arena.cache.code import code_digest as package_digest
+from arena.cache.codec import HEAD, decode_tables, encode_tables, from_tables, head, table_bytes, to_table
 from arena.clock import utc
 from arena.read.fact_versions import cohort_markets, cohort_versions, fact_horizons, market_versions, versions_kept
 from arena.read.score import portfolios_frame
 from arena.store.frames import bets_frame, forecast_set_frame
 from arena.store.memo import MemoTable, Recent, read_once
-from arena.store.tables import FrameCacheRow, table_of
 
-FORMAT = 5  # of the key and the payload; bump when either changes shape
+FORMAT = 6  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
 NAMES = ("forecasts", "bets", "portfolios")
-_TABLE = table_of(FrameCacheRow)
 LATEST = "latest"
 
 
@@ -76,9 +74,6 @@ class Frames:
     markets: dict[str, list[str]] = field(default_factory=dict)
 
 
-Columns = dict[str, Any]  # column → its values, typed: a numpy array, or pandas' own array for strings and times
-
-
 @dataclass
 class _Entry:
     as_of: datetime  # the time the frames were read as of
@@ -86,9 +81,9 @@ class _Entry:
     markets: list[str]  # every market the cohort's facts name (fills, forecasts, forecast-set questions)
     versions: list[int]  # those markets' versions when the frames were read
     touched: list[str]  # the markets its fills and forecasts name (those the site gives a page)
-    frames: dict[str, Columns]  # NAMES → the cohort's rows column by column, each with its `_order` column
+    frames: dict[str, pa.Table]  # NAMES → the cohort's rows (`codec.to_table`), each with its `_order` column
     nonce: str = field(default_factory=lambda: secrets.token_hex(16))  # names this stored entry in any database
-    digests: dict[str, str] = field(default_factory=dict)  # NAMES → a hash of that frame's columns (`_digest`)
+    digests: dict[str, str] = field(default_factory=dict)  # NAMES → a hash of that frame's rows (`_digest`)
 
     def __post_init__(self) -> None:
         if not self.digests:
@@ -115,222 +110,61 @@ def _key(cohort_id: int, version: int, when: str) -> str:
     return hashlib.sha256(code_digest().encode() + orjson.dumps([cohort_id, version, when])).hexdigest()
 
 
-# --- frames as columns: split per cohort, stored, and put back together exactly ----------------------------
+# --- frames as Arrow tables: split per cohort, stored, and put back together exactly -------------------------
 
-def _is_time(dtype: Any) -> bool:
-    return _time_name(str(dtype))
-
-
-@lru_cache(maxsize=64)
-def _time_name(dtype: str) -> bool:
-    return dtype.startswith("datetime64")
-
-
-def _split(frame: pd.DataFrame, names: dict[int, str]) -> dict[int, Columns]:
-    """Each cohort's rows of `frame` (which has a `cohort` column holding the names), column by column, as typed
-    arrays (numpy, or pandas' own for strings and times)."""
+def _split(frame: pd.DataFrame, names: dict[int, str]) -> dict[int, pa.Table]:
+    """Each cohort's rows of `frame` (which has a `cohort` column holding the names) as an Arrow table
+    (`codec.to_table`)."""
+    table = to_table(frame)
     positions = frame.groupby("cohort", sort=False).indices if len(frame) else {}
-    whole = {str(c): (frame[c].to_numpy() if frame[c].dtype.kind in "fiub" else frame[c].array) for c in frame.columns}
     empty = np.array([], dtype=np.int64)
-    return {cid: {c: arr.take(positions.get(name, empty)) for c, arr in whole.items()} for cid, name in names.items()}
+    return {cid: table.take(positions.get(name, empty)) for cid, name in names.items()}
 
 
-_NUMERIC = ("float64", "int64", "bool", "int32", "float32")
-
-
-def _concat(pieces: list[Any]) -> Any:
-    if all(isinstance(p, np.ndarray) for p in pieces) and len({p.dtype for p in pieces}) == 1:
-        return np.concatenate(pieces)
-    if len({type(p) for p in pieces}) == 1 and len({str(p.dtype) for p in pieces}) == 1:
-        return type(pieces[0])._concat_same_type(pieces)
-    # a batch whose values were all missing may have read as object: the typed pieces say what the column is
-    dtype = next((p.dtype for p in pieces if str(p.dtype) != "object"), object)
-    return pd.concat([pd.Series(p) for p in pieces], ignore_index=True).astype(dtype).array
-
-
-def _rows(cols: Columns) -> int:
-    return len(next(iter(cols.values()))) if cols else 0
-
-
-def _frame(parts: list[Columns]) -> pd.DataFrame | None:
+def _frame(parts: list[pa.Table]) -> pd.DataFrame | None:
     """The cohorts' rows as one frame in the order of `_order` (None when there are no rows at all)."""
-    parts = [p for p in parts if _rows(p)]
+    parts = [p for p in parts if p.num_rows]
     if not parts:
         return None
-    data = {c: _concat([p[c] for p in parts]) if len(parts) > 1 else parts[0][c] for c in parts[0]}
-    frame = pd.DataFrame(data, columns=list(parts[0]), copy=len(parts) == 1)
+    frame = from_tables(parts)
     order = frame["_order"].to_numpy()
     if len(order) > 1 and (np.diff(order) < 0).any():
         frame = frame.take(np.argsort(order, kind="stable"))
     return frame.drop(columns="_order").reset_index(drop=True)
 
 
-# --- the stored payload: a small JSON header and the columns' bytes -----------------------------------------
-#
-# MAGIC, the entry's nonce (so `MemoTable.heads` reads it alone), the header's length (8 bytes, little-endian), the
-# header (orjson: format, as_of, horizon, markets, versions, digests, and per frame its columns as [name, dtype, kind, extra, bytes]),
-# then each column's bytes, 8-byte aligned. Kinds: "n" a numpy number or bool column, its raw bytes; "t" a time
-# column, its int64 ticks in the dtype's unit (NaT included); "s" a string column as int32 codes (-1: missing),
-# then its distinct values laid out as an Arrow string array is (int64 offsets, then the UTF-8 bytes; extra says
-# how many and how the dtype stores them), rebuilt in C from those buffers when the dtype is stored by Arrow;
-# "j" anything else, its values in the header. No string is parsed from JSON nor made a Python object on the way
-# to an Arrow column, and no column is built value by value: decoding costs per column and per distinct string,
-# not per value, which is what a fresh process reading every cohort's entry pays.
-
-MAGIC = b"AFC" + str(FORMAT).encode()
-
-
-def _head(nonce: str) -> bytes:
-    return MAGIC + nonce.encode("ascii")
-
-
-HEAD = len(_head("0" * 32))
-
-
-def _strings(arr: Any) -> tuple[dict[str, Any], bytes] | None:
-    """A string column as ({how many distinct values and rows, storage, missing value}, its bytes: int32 codes
-    (-1 for missing), padded to 8 bytes, the distinct values' int64 offsets and their UTF-8 bytes), or None when it
-    is not one (the dtype's name alone does not say how it is stored: "string" is either)."""
-    dtype = arr.dtype
-    if not isinstance(dtype, pd.StringDtype):
-        return None
-    codes, uniques = pd.factorize(arr, use_na_sentinel=True)
-    na = getattr(dtype, "na_value", pd.NA)
-    encoded = [str(u).encode("utf-8") for u in uniques]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    raw = np.asarray(codes, dtype=np.int32).tobytes()
-    return ({"n": len(encoded), "rows": len(codes), "storage": dtype.storage, "nan": na is not pd.NA},
-            b"".join([raw, b"\0" * _pad(len(raw)), offsets.tobytes(), *encoded]))
-
-
-@lru_cache(maxsize=16)
-def _string_dtype(storage: str, nan: bool) -> Any:
-    return pd.StringDtype(storage, na_value=np.nan) if nan else pd.StringDtype(storage)
-
-
-def _column_bytes(arr: Any) -> tuple[str, Any, bytes]:
-    """(kind, extra, bytes) of one column (see above)."""
-    dtype = str(arr.dtype)
-    if _is_time(dtype):
-        return "t", None, np.asarray(arr.asi8, dtype=np.int64).tobytes()
-    if isinstance(arr, np.ndarray) and dtype in _NUMERIC:
-        return "n", None, np.ascontiguousarray(arr).tobytes()
-    coded = _strings(arr)
-    if coded is not None:
-        return "s", coded[0], coded[1]
-    return "j", [None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v for v in arr.tolist()], b""
-
-
-def _column(dtype: str, kind: str, extra: Any, raw: memoryview) -> Any:
-    if kind == "n":
-        return np.frombuffer(raw, dtype=dtype)
-    if kind == "t":
-        return _typed(dtype, np.frombuffer(raw, dtype=np.int64))
-    if kind == "s":
-        n, rows, parsed = extra["n"], extra["rows"], _string_dtype(extra["storage"], extra["nan"])
-        codes = np.frombuffer(raw[:rows * 4], dtype=np.int32)
-        at = rows * 4 + _pad(rows * 4)
-        offsets = np.frombuffer(raw[at:at + 8 * (n + 1)], dtype=np.int64)
-        data = raw[at + 8 * (n + 1):]
-        if parsed.storage == "pyarrow":
-            import pyarrow as pa  # (present whenever pandas stores strings with it)
-
-            values = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-            taken = values.take(pa.array(codes, mask=codes < 0))
-            return pd.arrays.ArrowStringArray(taken, dtype=parsed)
-        text = bytes(data)
-        strings = [text[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
-        return pd.array(np.array(strings + [None], dtype=object)[np.where(codes < 0, n, codes)], dtype=parsed)
-    return _typed(dtype, extra)
-
-
-@lru_cache(maxsize=64)
-def _dtype(name: str) -> Any:
-    return pd.api.types.pandas_dtype(name)
-
-
-def _typed(dtype: str, values: Any) -> Any:
-    if _is_time(dtype):
-        parsed = _dtype(dtype)
-        unit = getattr(parsed, "unit", None) or np.datetime_data(parsed)[0]
-        raw = pd.array(np.asarray(values, dtype="int64").view(f"datetime64[{unit}]"))
-        tz = getattr(parsed, "tz", None)
-        return raw.tz_localize("UTC").tz_convert(tz) if tz is not None else raw
-    if dtype in _NUMERIC:
-        return np.asarray(values, dtype=dtype)
-    return pd.array(values, dtype=dtype)
-
-
-def _pad(n: int) -> int:
-    return -n % 8
-
-
-def _stored(cols: Columns) -> list[tuple[list[Any], bytes]]:
-    """Each column of a frame as it is stored: its header record [name, dtype, kind, extra, length] and its bytes."""
-    out = []
-    for c, arr in cols.items():
-        kind, extra, raw = _column_bytes(arr)
-        out.append(([c, str(arr.dtype), kind, extra, len(raw)], raw))
-    return out
-
-
-def _digest(cols: Columns) -> str:
-    """A hash of a cohort's rows of one frame: every column as it is stored (`_stored`)."""
-    h = hashlib.sha256()
-    for record, raw in _stored(cols):
-        h.update(orjson.dumps(record))
-        h.update(raw)
-    return h.hexdigest()
+def _digest(table: pa.Table) -> str:
+    """A hash of a cohort's rows of one frame: the table's Arrow IPC bytes."""
+    return hashlib.sha256(table_bytes(table)).hexdigest()
 
 
 def encode(entry: _Entry) -> bytes:
-    blobs: list[bytes] = []
-    frames: dict[str, list[list[Any]]] = {}
-    for name, cols in entry.frames.items():
-        frames[name] = []
-        for record, raw in _stored(cols):
-            frames[name].append(record)
-            blobs += [raw, b"\0" * _pad(len(raw))]
-    header = orjson.dumps({"format": FORMAT, "as_of": entry.as_of.isoformat(),
-                           "horizon": entry.horizon.isoformat() if entry.horizon is not None else None,
-                           "markets": entry.markets, "versions": entry.versions, "touched": entry.touched,
-                           "digests": entry.digests,
-                           "frames": frames})
-    header += b" " * _pad(len(header))
-    return b"".join([_head(entry.nonce), len(header).to_bytes(8, "little"), header, *blobs])
+    """An entry as a memo payload (`cache.codec`), tagged with its nonce."""
+    return encode_tables(entry.frames, {
+        "format": FORMAT, "as_of": entry.as_of.isoformat(),
+        "horizon": entry.horizon.isoformat() if entry.horizon is not None else None,
+        "markets": entry.markets, "versions": entry.versions, "touched": entry.touched, "digests": entry.digests},
+        tag=entry.nonce)
 
 
 def decode(payload: bytes) -> _Entry:
-    if not isinstance(payload, (bytes, bytearray, memoryview)) or bytes(payload[:len(MAGIC)]) != MAGIC:
+    tables, doc, nonce = decode_tables(payload)
+    if doc.get("format") != FORMAT or set(tables) != set(NAMES) or any(t is None for t in tables.values()):
         raise ValueError(f"frame cache payload is not format {FORMAT}")
-    view = memoryview(payload)
-    size = int.from_bytes(view[HEAD:HEAD + 8], "little")
-    doc = orjson.loads(view[HEAD + 8:HEAD + 8 + size])
-    if doc.get("format") != FORMAT:
-        raise ValueError(f"frame cache payload format {doc.get('format')!r}, expected {FORMAT}")
-    at = HEAD + 8 + size
-    frames: dict[str, Columns] = {}
-    for name, cols in doc["frames"].items():
-        frames[name] = {}
-        for c, dtype, kind, extra, n in cols:
-            frames[name][c] = _column(dtype, kind, extra, view[at:at + n])
-            at += n + _pad(n)
     horizon = datetime.fromisoformat(doc["horizon"]) if doc["horizon"] is not None else None
-    return _Entry(datetime.fromisoformat(doc["as_of"]), horizon, doc["markets"], doc["versions"], doc["touched"], frames,
-                  bytes(view[len(MAGIC):HEAD]).decode("ascii"), digests=doc["digests"])
+    return _Entry(datetime.fromisoformat(doc["as_of"]), horizon, doc["markets"], doc["versions"], doc["touched"],
+                  tables, nonce, digests=doc["digests"])  # type: ignore[arg-type]
 
 
-MEMO_ROWS = 3_000_000
-# Entries this process decoded or read lately, up to MEMO_ROWS rows in all: a long-running process (the scheduler,
+# Entries this process decoded or read lately (in the process memory): a long-running process (the scheduler,
 # `arena serve`, a worker) checks the stored nonces and decodes only the entries it does not hold.
-_RECENT: Recent[_Entry] = Recent(MEMO_ROWS, lambda e: sum(_rows(cols) for cols in e.frames.values()) + 1)
+_RECENT: Recent[_Entry] = Recent("frames", lambda e: sum(t.num_rows for t in e.frames.values()) + 1)
 
 
 def _held(heads: dict[str, bytes]) -> dict[str, _Entry]:
     """key → the entry this process holds for it, for the stored keys whose stored entry it is (its nonce heads
     the stored payload)."""
-    return {k: e for k, e in _RECENT.get_many(heads).items() if heads[k] == _head(e.nonce)}
+    return {k: e for k, e in _RECENT.get_many(heads).items() if heads[k] == head(e.nonce)}
 
 
 # --- reading ----------------------------------------------------------------------------------------------
@@ -379,7 +213,7 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
     ids = list(names)
     if cache and not versions_kept(engine):
         cache = False
-    store = MemoTable(engine, _TABLE, encode, decode, keep=KEEP_PER_COHORT, what="frame cache")
+    store: MemoTable[_Entry] = MemoTable(engine, "frames", encode, decode, keep=KEEP_PER_COHORT)
     with _session(engine) as s:
         if not cache:
             named, touched = cohort_markets(s.connection(), ids)

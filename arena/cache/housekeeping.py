@@ -1,5 +1,5 @@
 """What the caches hold and how to empty them (`arena cache stats|clear`): the memo tables in the store
-(`board_cache`, `frame_cache`) and a rendered site's page manifest (`.arena-site.json`). Every entry is a memo,
+(`memo`, by kind: frames, board, cohort part, overall part) and a rendered site's page manifest (`.arena-site.json`). Every entry is a memo,
 never a fact: clearing costs the next read or render its time, and changes no number."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Engine
 
 from arena.cache.code import code_digest
-from arena.store.tables import BoardCacheRow, FrameCacheRow, table_of
-MEMO_TABLES = (BoardCacheRow, FrameCacheRow)
+from arena.store.tables import MemoRow, table_of
+
+KINDS = ("frames", "board", "cohort part", "overall part")  # what the memo table holds (`cache`)
 SITE_MANIFEST = ".arena-site.json"  # written in a rendered site's folder by `web.site_manifest`
 
 
@@ -32,14 +33,14 @@ class CacheStats:
 
 
 def stats(engine: Engine, site: Path | None = None) -> list[CacheStats]:
-    """The memo tables' entries and sizes and, given a site folder, its page manifest's."""
-    out = []
+    """The memo table's entries and sizes by kind and, given a site folder, its page manifest's."""
+    t = table_of(MemoRow)
     with engine.connect() as conn:
-        for row in MEMO_TABLES:
-            t = table_of(row)
-            n, size, cohorts = conn.execute(select(func.count(), func.coalesce(func.sum(func.length(t.c.payload)), 0),
-                                                   func.count(func.distinct(t.c.cohort)))).one()
-            out.append(CacheStats(t.name, int(n), int(size), int(cohorts)))
+        found = {kind: (n, size, cohorts) for kind, n, size, cohorts in conn.execute(
+            select(t.c.kind, func.count(), func.coalesce(func.sum(func.length(t.c.payload)), 0),
+                   func.count(func.distinct(t.c.cohort))).group_by(t.c.kind))}
+    out = [CacheStats(f"memo {kind}", *(int(v) for v in found.get(kind, (0, 0, 0))))
+           for kind in (*KINDS, *sorted(set(found) - set(KINDS)))]
     if site is not None:
         manifest = site / SITE_MANIFEST
         if manifest.is_file():
@@ -56,15 +57,14 @@ def stats(engine: Engine, site: Path | None = None) -> list[CacheStats]:
 
 
 def clear(engine: Engine, site: Path | None = None) -> list[CacheStats]:
-    """Empty the memo tables (one transaction) and remove the site's page manifest (its next render then rewrites
+    """Empty the memo table (one transaction) and remove the site's page manifest (its next render then rewrites
     every page whose bytes changed). Returns what was there before."""
     before = stats(engine, site)
     with engine.begin() as conn:
-        for row in MEMO_TABLES:
-            conn.execute(delete(row.__table__))  # type: ignore[attr-defined]
+        conn.execute(delete(table_of(MemoRow)))
     if site is not None:
         (site / SITE_MANIFEST).unlink(missing_ok=True)
     return before
 
 
-__all__ = ["CacheStats", "MEMO_TABLES", "SITE_MANIFEST", "clear", "code_digest", "stats"]
+__all__ = ["CacheStats", "KINDS", "SITE_MANIFEST", "clear", "code_digest", "stats"]

@@ -155,7 +155,7 @@ class _Slice:
                       pd.concat([p.portfolios for p in parts], ignore_index=True))
 
 
-_SLICES: Recent[_Slice] = Recent(5_000)  # cohort key → its slice (`agent_standings(keys=...)`)
+_SLICES: Recent[_Slice] = Recent("agent standings")  # cohort key → its slice (`agent_standings(keys=...)`)
 
 
 def _read(engine: Engine, as_of: datetime, cohorts: Mapping[int, str], every: bool) -> _Slice:

@@ -159,7 +159,7 @@ FORMATS = ("csv", "parquet")
 
 def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: str | None = None,
                   fmt: str = "csv", with_text: bool = False, *, rank_by: str | None = None) -> ExportReport:
-    """One file per table of TABLES, CSV or Parquet (`fmt`; Parquet needs pyarrow, the `parquet` extra), for one
+    """One file per table of TABLES, CSV or Parquet (`fmt`), for one
     cohort or for everything: fills, decisions, portfolio snapshots, the boards (`scores`: the rows of `arena
     leaderboard --format csv`, headline first, from the same code), every bet with its per-bet scores (`bets`),
     stated forecasts, model calls with their tool calls and results (their prompts, raw replies and reasoning
@@ -173,8 +173,6 @@ def export_tables(engine: Engine, out_dir: str | Path, as_of: datetime, cohort: 
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
-    if fmt == "parquet":
-        _require_pyarrow()
     out = Path(out_dir)
     if cohort:
         from arena.read.standings import check_cohort_names
@@ -341,16 +339,6 @@ def bets_table(session: Session, cohort_ids: list[int] | None, as_of: datetime) 
         "won": scored["won"].astype("Int64"),  # 1 won, 0 lost, empty: does not count (unresolved, void)
     })
     return out[list(BET_COLUMNS)].reset_index(drop=True)
-
-
-def _require_pyarrow() -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        from arena.errors import InputError
-
-        raise InputError("Parquet export needs pyarrow, which is not installed",
-                         fix="pip install pyarrow (or the project's `parquet` extra), or export csv") from None
 
 
 def _parquet_table(df: pd.DataFrame) -> pa.Table:

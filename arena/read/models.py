@@ -97,7 +97,7 @@ class ModelComparison:
         return "no difference shown"
 
 
-_PAIRS: Recent[pd.DataFrame] = Recent(5_000)  # digest of a cohort's forecast rows → its rows of every pair
+_PAIRS: Recent[pd.DataFrame] = Recent("model pairs")  # digest of a cohort's forecast rows → its rows of every pair
 
 
 def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:

@@ -87,8 +87,8 @@ class CohortBoard:
     key: str = ""
 
 
-_TRACKED: Recent[pd.DataFrame] = Recent(20_000)  # CohortBoard.key → its rows with their track column
-_JSON_ROWS: Recent[list[dict[str, Any]]] = Recent(20_000)  # CohortBoard.key → its JSON rows (`boards_json`)
+_TRACKED: Recent[pd.DataFrame] = Recent("tracked board")  # CohortBoard.key → its rows with their track column
+_JSON_ROWS: Recent[list[dict[str, Any]]] = Recent("board json", lambda rows: len(rows) + 1)  # CohortBoard.key → its JSON rows (`boards_json`)
 
 
 @dataclass(frozen=True)

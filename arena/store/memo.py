@@ -1,13 +1,15 @@
-"""Memo tables: derived results kept in the store under a hash of their inputs (`board_cache`, `frame_cache`).
+"""The memo table: derived results kept in the store's `memo` table under a hash of their inputs, one `kind` of
+result per `MemoTable` (a cohort's frames, its board, its board's parts: `cache`).
 
 A memo is never a fact: any row may be deleted at any time and is recomputed. So a memo table fails soft — when
 the store cannot be read or written (a read-only replica, a locked SQLite file, a race with another render
-storing the same key) the caller computes what it needs all the same, and the table logs one warning.
-Each cohort keeps its `keep` most recently used entries.
+storing the same key) or a value cannot be encoded, the caller computes what it needs all the same, and the table
+logs one warning. Each cohort keeps its `keep` most recently used entries of each kind.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import weakref
@@ -18,13 +20,16 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+import pandas as pd
 import psycopg
 import psycopg.sql
+import pyarrow as pa
 from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.clock import utc
+from arena.store.tables import MemoRow, table_of
 
 log = logging.getLogger(__name__)
 V = TypeVar("V")
@@ -32,17 +37,17 @@ _CHUNK = 500
 
 
 class MemoTable(Generic[V]):
-    """One memo table (columns key, cohort, payload, stored_at, used_at) with its payload codec (text or bytes,
-    as the payload column is)."""
+    """The `memo` table's entries of one `kind`, with their payload codec (bytes: `cache.codec`)."""
 
     _warned: set[str] = set()
+    table: Table = table_of(MemoRow)
 
-    def __init__(self, engine: Engine, table: Table, encode: Callable[[V], Any], decode: Callable[[Any], V], *,
-                 keep: int, what: str, decode_many: Callable[[list[Any]], list[V]] | None = None):
+    def __init__(self, engine: Engine, kind: str, encode: Callable[[V], bytes], decode: Callable[[Any], V], *,
+                 keep: int, decode_many: Callable[[list[Any]], list[V]] | None = None):
         """`decode_many`, when given, decodes a batch of payloads at once (as `decode` would, one by one); a
         batch it refuses is decoded one by one, so one entry of another format costs only itself."""
-        self.engine, self.table, self.encode, self.decode, self.keep, self.what = (
-            engine, table, encode, decode, keep, what)
+        self.engine, self.kind, self.encode, self.decode, self.keep = engine, kind, encode, decode, keep
+        self.what = f"memo ({kind})"
         self.decode_many = decode_many
 
     def _soft(self, action: str, exc: Exception) -> None:
@@ -109,18 +114,26 @@ class MemoTable(Generic[V]):
                 else:
                     present = {k for lo in range(0, len(keys), _CHUNK)
                                for k in conn.execute(select(t.c.key).where(t.c.key.in_(keys[lo : lo + _CHUNK]))).scalars()}
-                rows = [dict(key=k, cohort=str(c), payload=self.encode(v), stored_at=now, used_at=now)
-                        for k, (c, v) in entries.items() if k not in present]
+                rows = []
+                for k, (c, v) in entries.items():
+                    if k not in present:
+                        try:
+                            payload = self.encode(v)
+                        except (TypeError, ValueError) as exc:  # a value the codec does not hold: not kept
+                            self._soft("encoding an entry", exc)
+                            continue
+                        rows.append(dict(key=k, kind=self.kind, cohort=str(c), payload=payload, stored_at=now,
+                                         used_at=now))
                 if rows:
                     conn.execute(insert(t), rows)
                 by_cohort: dict[str, list[str]] = {}
                 for row in rows:
                     by_cohort.setdefault(row["cohort"], []).append(row["key"])
                 for cohort, written in by_cohort.items():  # what was just written stays, whatever the clock says
-                    keep = (select(t.c.key).where(t.c.cohort == cohort, t.c.key.not_in(written))
+                    mine = (t.c.kind == self.kind) & (t.c.cohort == cohort) & t.c.key.not_in(written)
+                    keep = (select(t.c.key).where(mine)
                             .order_by(t.c.used_at.desc(), t.c.key).limit(max(self.keep - len(written), 0)))
-                    conn.execute(delete(t).where(t.c.cohort == cohort, t.c.key.not_in(written),
-                                                 t.c.key.not_in(keep.scalar_subquery())))
+                    conn.execute(delete(t).where(mine, t.c.key.not_in(keep.scalar_subquery())))
         except SQLAlchemyError as exc:  # e.g. read-only, locked, or another render stored the same key first
             self._soft("write", exc)
 
@@ -145,7 +158,9 @@ def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
     entries used (no table, or no `now`: memory alone). With `store_held`, a value held in memory is stored too
     where the table lacks it: a key named by content alone may have been computed against another database.
     The board cache, the model comparisons and the agent standings' and skill-vs-luck slices keep their results
-    through it; the frame cache (which checks stored nonces before decoding) still writes the steps itself."""
+    through it; the frame cache, whose entries serve while their markets' versions hold (a check on the decoded
+    entry, not on its key) and whose process memory is checked against the stored nonces, writes the steps
+    itself."""
     held = memory.get_many(keys.values())
     store = table if table is not None and now is not None else None
     loaded = store.load([k for k in dict.fromkeys(keys.values()) if k not in held]) if store is not None else {}
@@ -163,30 +178,71 @@ def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
     return out
 
 
-_ALL: weakref.WeakSet[Recent[Any]] = weakref.WeakSet()
+def rows_of(value: Any) -> int:
+    """A value's size in the process memory's unit: its rows (a frame's, an Arrow table's; summed over the fields
+    of a dataclass and the items of a container), at least 1."""
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return len(value) + 1
+    if isinstance(value, pa.Table):
+        return value.num_rows + 1
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return 1 + sum(rows_of(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, Mapping):
+        return 1 + sum(rows_of(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return 1 + sum(rows_of(v) for v in value)
+    return 1
+
+
+class Memory:
+    """A process's one least-recently-used memory: (kind, key) → value, least recently used dropped first once
+    the values' sizes (rows: `rows_of`) pass `budget`, whatever their kind. Thread-safe; values are shared, never
+    changed."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used, self.lock = budget, 0, threading.Lock()
+        self.items: OrderedDict[tuple[str, str], tuple[Any, int]] = OrderedDict()
+        _ALL.add(self)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.used = 0
+
+
+_ALL: weakref.WeakSet[Memory] = weakref.WeakSet()
+MEMORY = Memory(8_000_000)  # the process's memory: decoded memo entries and what is derived from them
 
 
 def forget_all() -> None:
-    """Empty every `Recent` of this process: what a fresh process starts with (tests and benchmarks use it to
-    compare a result from memory with one from the facts alone)."""
-    for memo in list(_ALL):
-        memo.clear()
+    """Empty the process memory: what a fresh process starts with (tests and benchmarks use it to compare a result
+    from memory with one from the facts alone)."""
+    for memory in list(_ALL):
+        memory.clear()
 
 
 class Recent(Generic[V]):
-    """What this process decoded or computed lately, by key, least recently used dropped first once the sizes
-    of the values (`size`, 1 each by default) pass `budget`. Thread-safe; values are shared, never changed."""
+    """One kind of value in the process memory (`MEMORY`), by key: what this process decoded or computed lately.
+    Each kind names what its keys are; `size` gives a value's size (its rows by default)."""
 
-    def __init__(self, budget: int, size: Callable[[V], int] = lambda _: 1):
-        self.budget, self.size, self.used, self.lock = budget, size, 0, threading.Lock()
-        self.items: OrderedDict[str, V] = OrderedDict()
-        _ALL.add(self)
+    _kinds: set[str] = set()
+
+    def __init__(self, kind: str, size: Callable[[V], int] = rows_of, *, memory: Memory | None = None):
+        if memory is None:
+            if kind in Recent._kinds:
+                raise ValueError(f"two kinds of value named {kind!r} in the process memory")
+            Recent._kinds.add(kind)
+        self.kind, self.size, self.memory = kind, size, memory if memory is not None else MEMORY
 
     def get_many(self, keys: Iterable[str]) -> dict[str, V]:
-        with self.lock:
-            found = {k: self.items[k] for k in keys if k in self.items}
-            for k in found:
-                self.items.move_to_end(k)
+        m = self.memory
+        with m.lock:
+            found = {}
+            for k in keys:
+                held = m.items.get((self.kind, k))
+                if held is not None:
+                    m.items.move_to_end((self.kind, k))
+                    found[k] = held[0]
             return found
 
     def get_or_make(self, key: str, make: Callable[[], V]) -> V:
@@ -199,21 +255,18 @@ class Recent(Generic[V]):
         return value
 
     def put_many(self, values: Mapping[str, V]) -> None:
-        with self.lock:
-            for k, v in values.items():
-                old = self.items.pop(k, None)
+        sized = [(k, v, self.size(v)) for k, v in values.items()]
+        m = self.memory
+        with m.lock:
+            for k, v, size in sized:
+                old = m.items.pop((self.kind, k), None)
                 if old is not None:
-                    self.used -= self.size(old)
-                self.items[k] = v
-                self.used += self.size(v)
-            while self.used > self.budget and len(self.items) > 1:
-                _, dropped = self.items.popitem(last=False)
-                self.used -= self.size(dropped)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-            self.used = 0
+                    m.used -= old[1]
+                m.items[(self.kind, k)] = (v, size)
+                m.used += size
+            while m.used > m.budget and len(m.items) > 1:
+                _, (_, dropped) = m.items.popitem(last=False)
+                m.used -= dropped
 
 
 _SCOPE: ContextVar[dict[Hashable, Any] | None] = ContextVar("one_reading", default=None)
@@ -245,4 +298,4 @@ def read_once(key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-__all__ = ["MemoTable", "Recent", "forget_all", "kept", "one_reading", "read_once"]
+__all__ = ["MEMORY", "Memory", "MemoTable", "Recent", "forget_all", "kept", "one_reading", "read_once", "rows_of"]

@@ -435,30 +435,18 @@ class JobRunRow(SQLModel, table=True):
     heartbeat_at: datetime | None = _ts(nullable=True)
 
 
-class BoardCacheRow(SQLModel, table=True):
-    """One cohort's computed board (`scoring.board.cohort_boards`), keyed by a hash of everything it is computed
-    from: a memo, never a fact (`services.board_cache`). Any row may be deleted at any time; the next render
-    recomputes it. Its times are housekeeping, not recording times, so a point-in-time copy carries the table
-    whole (a key names its inputs, whatever the as-of)."""
+class MemoRow(SQLModel, table=True):
+    """One cached result (`cache`): a cohort's frames, board or board part, keyed by a hash of everything it is
+    computed from — a memo, never a fact. Any row may be deleted at any time; the next read recomputes it. Its
+    times are housekeeping, not recording times, so a point-in-time copy carries the table whole (a key names its
+    inputs, whatever the as-of)."""
 
-    __tablename__ = "board_cache"
+    __tablename__ = "memo"
+    __table_args__ = (Index("ix_memo_kind_cohort", "kind", "cohort"),)
 
     key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the inputs
-    cohort: str = Field(max_length=100, index=True)
-    payload: str = Field(sa_column=Column(Text, nullable=False))  # the board frame as JSON (columns, dtypes, data)
-    stored_at: datetime = _ts()
-    used_at: datetime = _ts()
-
-
-class FrameCacheRow(SQLModel, table=True):
-    """One cohort's frames as of some time (forecast set, bets, portfolios: `cache.frame_cache`), keyed by the
-    cohort's version: a memo, never a fact, like `board_cache`."""
-
-    __tablename__ = "frame_cache"
-
-    key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the code digest, cohort id and version
-    cohort: str = Field(max_length=100, index=True)
-    # frames, markets and their versions: a JSON header and the columns' bytes (`cache.frame_cache`)
-    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    kind: str = Field(max_length=20)  # what it holds: "frames", "board", "cohort part", "overall part"
+    cohort: str = Field(max_length=100)  # the cohort it is filed under (each keeps its most recently used few)
+    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # named Arrow frames (`cache.codec`)
     stored_at: datetime = _ts()
     used_at: datetime = _ts()

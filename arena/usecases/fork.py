@@ -31,7 +31,7 @@ PATH_TABLES = ("markets", "price_snapshots", "resolutions")
 # a cohort's own rows, child tables first (other cohorts' rows are removed from the fork)
 _BY_DECISION = ("model_calls", "forecasts", "rejections", "decision_replicates", "decision_attempts")
 _BY_COHORT = ("fills", "portfolio_snapshots", "forecast_questions", "decisions", "agents")
-_MEMOS = ("board_cache", "frame_cache", "endpoint_holds")  # caches of the source's facts, not facts of the fork
+_MEMOS = ("memo", "endpoint_holds")  # caches of the source's facts, not facts of the fork
 
 
 @dataclass(frozen=True)

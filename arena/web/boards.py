@@ -124,7 +124,7 @@ def load_standings(engine: Engine, as_of: datetime, cohort_ids: Sequence[int] | 
 
 
 # cohort key (as `agent_standings` takes them) → its agents' rows, ranked: a render reshapes only changed cohorts
-_RANKED: Recent[tuple[AgentScore, ...]] = Recent(5_000)
+_RANKED: Recent[tuple[AgentScore, ...]] = Recent("ranked scores")
 
 
 def _ranked(src: AgentStandings, agents: Sequence[tuple[int, int, str, str, str]]) -> tuple[AgentScore, ...]:
@@ -314,7 +314,7 @@ def board_rows(frame: pd.DataFrame | None, hrefs: Mapping[str, str] | None = Non
     return tuple(out)
 
 
-_SHOWN: Recent[pd.DataFrame] = Recent(20_000)  # (CohortBoard.key, rank key) → its rows as shown
+_SHOWN: Recent[pd.DataFrame] = Recent("shown board")  # (CohortBoard.key, rank key) → its rows as shown
 
 
 def shown_rows(board: CohortBoard, rank_by: str) -> pd.DataFrame:
@@ -324,7 +324,7 @@ def shown_rows(board: CohortBoard, rank_by: str) -> pd.DataFrame:
     return _SHOWN.get_or_make(f"{board.key} {rank_by}", make) if board.key else make()
 
 
-_DERIVED: Recent[BoardRow | None] = Recent(100_000)  # (CohortBoard.key, what) → one row derived from that board
+_DERIVED: Recent[BoardRow | None] = Recent("derived board row")  # (CohortBoard.key, what) → one row derived from that board
 
 
 def kept_row(board: CohortBoard, what: str, make: Callable[[], BoardRow | None]) -> BoardRow | None:

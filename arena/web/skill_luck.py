@@ -41,7 +41,7 @@ SKILL_LUCK_FIELDS = ("n_bets", "n_without_belief", "pnl", "expected_pnl", "belie
                      "resolution_residual", "slippage_cost")
 
 
-_SLICES: Recent[dict[tuple[str, str], SkillLuck]] = Recent(5_000)  # cohort key → its agents' parts
+_SLICES: Recent[dict[tuple[str, str], SkillLuck]] = Recent("skill and luck")  # cohort key → its agents' parts
 
 
 def skill_luck(engine: Engine, as_of: datetime, cohort_names: Sequence[str] | None = None, *,

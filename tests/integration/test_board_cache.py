@@ -23,7 +23,7 @@ from arena.cache.frame_cache import cohort_frames
 from arena.read.point_in_time import store_as_of
 from arena.read.score import portfolios_frame
 from arena.read.standings import standings
-from arena.store.tables import (AgentRow, BoardCacheRow, CohortRow, FillRow, ForecastRow, PriceSnapshotRow,
+from arena.store.tables import (AgentRow, CohortRow, MemoRow, FillRow, ForecastRow, PriceSnapshotRow,
                                 ResolutionRow)
 from arena.store.frames import bets_frame, forecast_set_frame
 
@@ -43,15 +43,12 @@ def _same(a, b) -> None:
     pd.testing.assert_frame_equal(a.overall, b.overall, check_exact=True)
 
 
-PART = '{"format":%d,"part":"cohort"%%' % board_cache.FORMAT  # how a stored cohort part begins
-
-
 def _entries(engine, *, overall: bool = False, parts: bool = False) -> int:
     """Stored cohort boards (with `overall`: stored overall boards; with `parts`: stored cohort parts)."""
-    kept = ((BoardCacheRow.cohort == OVERALL) if overall else BoardCacheRow.payload.like(PART) if parts
-            else BoardCacheRow.cohort.not_in([OVERALL, PARTS]) & BoardCacheRow.payload.not_like(PART))
+    kept = ((MemoRow.cohort == OVERALL) if overall else (MemoRow.kind == "cohort part") if parts
+            else (MemoRow.kind == "board") & (MemoRow.cohort != OVERALL))
     with engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(BoardCacheRow).where(kept)).scalar_one()
+        return conn.execute(select(func.count()).select_from(MemoRow).where(kept)).scalar_one()
 
 
 def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monkeypatch):
@@ -62,8 +59,8 @@ def test_cached_boards_equal_computed_boards_cold_warm_and_as_of(arena_db, monke
     assert _entries(arena_db, parts=True) == 3  # each cohort's bootstraps and fits, which a mark leaves as they are
     assert _entries(arena_db, overall=True) == 1
     with arena_db.connect() as conn:  # the overall board's forecast and bet parts, stored beside it
-        assert conn.execute(select(func.count()).select_from(BoardCacheRow)
-                            .where(BoardCacheRow.cohort == PARTS)).scalar_one() == 2
+        assert conn.execute(select(func.count()).select_from(MemoRow)
+                            .where(MemoRow.cohort == PARTS, MemoRow.kind == "overall part")).scalar_one() == 2
     # warm: no cohort is recomputed (the scoring function is not even called) and the boards are the same
     for name in ("cohort_part", "finish_cohort_board"):
         monkeypatch.setattr(board_cache, name, lambda *a, **k: pytest.fail("recomputed a cached board"))
@@ -128,22 +125,26 @@ def test_a_changed_fact_is_recomputed_not_served_stale(arena_db):
 def test_a_store_that_cannot_hold_the_cache_still_serves_the_boards(arena_db, caplog):
     computed = standings(arena_db, LATER, n_boot=N_BOOT, cache=False)
     with arena_db.begin() as conn:
-        conn.execute(text("DROP TABLE board_cache"))
+        conn.execute(text("DROP TABLE memo"))
     MemoTable._warned.clear()
     with caplog.at_level(logging.WARNING, logger="arena.store.memo"):
         served = standings(arena_db, LATER, n_boot=N_BOOT)
     _same(computed, served)
-    assert any("board cache" in r.getMessage() for r in caplog.records)
+    assert any("memo (board)" in r.getMessage() for r in caplog.records)
 
 
 def test_entries_per_cohort_are_bounded(arena_db):
     for seed in range(KEEP_PER_COHORT + 3):
         standings(arena_db, LATER, n_boot=20, seed=seed)
     with arena_db.connect() as conn:
-        per = dict(conn.execute(select(BoardCacheRow.cohort, func.count()).group_by(BoardCacheRow.cohort)).all())
+        per = dict(conn.execute(select(MemoRow.cohort, func.count()).where(MemoRow.kind == "board")
+                                .group_by(MemoRow.cohort)).all())
+        parts = dict(conn.execute(select(MemoRow.cohort, func.count()).where(MemoRow.kind.in_(["cohort part", "overall part"]))
+                                  .group_by(MemoRow.cohort)).all())
     assert per.pop(OVERALL) == KEEP_PER_COHORT
-    assert per.pop(PARTS) == KEEP_PER_COHORT  # (a forecast and a bet part per seed: the newest kept)
+    assert parts.pop(PARTS) == KEEP_PER_COHORT  # (a forecast and a bet part per seed: the newest kept)
     assert len(per) == 3 and set(per.values()) == {KEEP_PER_COHORT}
+    assert set(parts) == set(per) and set(parts.values()) == {KEEP_PER_COHORT}  # each kind trimmed on its own
 
 
 def test_a_fresh_process_reads_the_overall_board_from_the_store(arena_db, monkeypatch):
@@ -208,7 +209,7 @@ def test_boards_decoded_together_equal_boards_decoded_one_by_one(engine, clock):
     store = board_cache._store(engine)
     store.save({f"k{i}": ("c", b) for i, b in enumerate(boards)}, [], clock.now())
     with engine.begin() as conn:
-        conn.execute(update(BoardCacheRow).where(BoardCacheRow.key == "k1").values(payload='{"format": 0}'))
+        conn.execute(update(MemoRow).where(MemoRow.key == "k1").values(payload=b'{"format": 0}'))
     loaded = store.load([f"k{i}" for i in range(len(boards))])
     assert sorted(loaded) == sorted(f"k{i}" for i in range(len(boards)) if i != 1)
     pd.testing.assert_frame_equal(loaded["k6"], wide, check_exact=True)

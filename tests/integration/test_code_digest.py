@@ -91,14 +91,14 @@ def test_cache_stats_and_clear_through_the_cli(engine, db_url, tmp_path, capsys)
     (site / ".arena-site.json").write_text('{"format": 1, "code": "x", "pages": {"index.html": {}}}')
     assert main(["cache", "stats", "--db", db_url, "--site", str(site)]) == 0
     out = capsys.readouterr().out
-    assert "board_cache: 0 entries" not in out and "frame_cache: 0 entries" not in out
+    assert "memo board: 0 entries" not in out and "memo frames: 0 entries" not in out
     assert ".arena-site.json: 1 entry" in out
     assert main(["cache", "clear", "--db", db_url, "--site", str(site)]) == 0
     capsys.readouterr()
     assert not (site / ".arena-site.json").exists()
     assert main(["cache", "stats", "--db", db_url]) == 0
     out = capsys.readouterr().out
-    assert "board_cache: 0 entries" in out and "frame_cache: 0 entries" in out
+    assert all(f"memo {kind}: 0 entries" in out for kind in ("frames", "board", "cohort part", "overall part"))
     again = standings(engine, LATER, n_boot=40)  # recomputed from the facts: the same boards
     for x, y in zip(computed.cohorts, again.cohorts):
         assert x.rows.equals(y.rows)

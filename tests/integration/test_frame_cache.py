@@ -13,13 +13,13 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from arena.cache import frame_cache
+from arena.cache import codec, frame_cache
 from arena.cache.frame_cache import cohort_frames
 from arena.read.fact_versions import cohort_markets
 from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
 from arena.store.memo import MemoTable, forget_all
-from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, FrameCacheRow, PriceSnapshotRow,
+from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, MemoRow, PriceSnapshotRow,
                                 ResolutionRow)
 
 MID = START + timedelta(days=9)
@@ -185,13 +185,13 @@ def test_the_process_memo_never_serves_another_databases_frames(arena_db, tmp_pa
 
 def test_a_store_without_the_frame_cache_table_still_serves_the_frames(arena_db, caplog):
     with arena_db.begin() as conn:
-        conn.execute(text(f"DROP TABLE {FrameCacheRow.__tablename__}"))
+        conn.execute(text(f"DROP TABLE {MemoRow.__tablename__}"))
     MemoTable._warned.clear()
     with caplog.at_level(logging.WARNING, logger="arena.store.memo"):
         first = _check(arena_db, LATER)
         second = _check(arena_db, LATER)
     assert len(first.read) == len(second.read) == 3  # nothing stored: every cohort read each time
-    assert any("frame cache" in r.getMessage() for r in caplog.records)
+    assert any("memo (frames)" in r.getMessage() for r in caplog.records)
 
 
 def test_a_fresh_process_decodes_the_stored_entries_without_reading_a_fact(arena_db, monkeypatch):
@@ -199,8 +199,8 @@ def test_a_fresh_process_decodes_the_stored_entries_without_reading_a_fact(arena
     equal the frames read from the facts, and no cohort is read."""
     _check(arena_db, LATER)
     with arena_db.connect() as conn:
-        payloads = conn.execute(select(FrameCacheRow.payload)).scalars().all()
-    assert len(payloads) == 3 and all(bytes(p).startswith(frame_cache.MAGIC) for p in payloads)
+        payloads = conn.execute(select(MemoRow.payload).where(MemoRow.kind == "frames")).scalars().all()
+    assert len(payloads) == 3 and all(bytes(p).startswith(codec.MAGIC) for p in payloads)
     forget_all()
     reads = []
     real = frame_cache._read
@@ -214,19 +214,20 @@ def test_a_fresh_process_decodes_the_stored_entries_without_reading_a_fact(arena
     _same(cohort_frames(arena_db, _cohorts(arena_db), LATER, cache=False), fresh)
 
 
-def test_the_binary_payload_migration_upgrades_and_downgrades(engine):
-    """Migration 0013 makes the payload bytes (0012 stored JSON text); down and up again, the cache still serves."""
-    from sqlalchemy import LargeBinary, Text, inspect
+def test_the_one_memo_table_migration_upgrades_and_downgrades(engine):
+    """Migration 0019 replaces `board_cache` and `frame_cache` by `memo`; down and up again, the cache still
+    serves."""
+    from sqlalchemy import inspect
 
     from arena.store.engine import current_revision
 
-    kind = lambda: next(c["type"] for c in inspect(engine).get_columns("frame_cache")  # noqa: E731
-                        if c["name"] == "payload")
-    assert isinstance(kind(), LargeBinary)
-    migrate(engine, "0012")
-    assert current_revision(engine) == "0012" and isinstance(kind(), Text)
+    assert "memo" in inspect(engine).get_table_names()
+    migrate(engine, "0018")
+    names = set(inspect(engine).get_table_names())
+    assert current_revision(engine) == "0018" and {"board_cache", "frame_cache"} <= names and "memo" not in names
     migrate(engine)
-    assert isinstance(kind(), LargeBinary)
+    names = set(inspect(engine).get_table_names())
+    assert "memo" in names and not {"board_cache", "frame_cache"} & names
     simulate_three_cohorts(engine)
     forget_all()
     assert len(_check(engine, LATER).read) == 3

@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from arena.cli import main
 from arena.scoring.headline import REF_HALF
-from arena.store.tables import BoardCacheRow, CohortRow, ForecastQuestionRow, MarketRow
+from arena.store.tables import CohortRow, MemoRow, ForecastQuestionRow, MarketRow
 from three_cohorts import LATER, simulate_three_cohorts
 
 
@@ -61,11 +61,11 @@ def test_window_and_category_select_the_right_questions(three, capsys):
     assert len(days) >= 3
     lo, hi = days[1], days[-2]
     with Session(engine) as s:
-        stored = sorted(s.scalars(select(BoardCacheRow.key)))
+        stored = sorted(s.scalars(select(MemoRow.key).where(MemoRow.kind == "board")))
     assert stored  # the whole boards were kept
     windowed = _board(capsys, url, "--from", lo.isoformat(), "--until", hi.isoformat())
     with Session(engine) as s:
-        assert sorted(s.scalars(select(BoardCacheRow.key))) == stored  # a filtered board is never stored
+        assert sorted(s.scalars(select(MemoRow.key).where(MemoRow.kind == "board"))) == stored  # a filtered board is never stored
     assert windowed["filter"] == {"from": lo.isoformat(), "until": hi.isoformat(), "categories": []}
     expected = _asked(engine, lo, hi)
     assert 0 < sum(expected.values()) < sum(_asked(engine).values())

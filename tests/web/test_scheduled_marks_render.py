@@ -17,7 +17,7 @@ from arena.read.point_in_time import copy_as_of
 from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
 from arena.store.memo import forget_all
-from arena.store.tables import BoardCacheRow, CohortRow
+from arena.store.tables import CohortRow, MemoRow
 from arena.web.render import render_site
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,8 +44,8 @@ def test_cached_standings_equal_direct_ones_after_board_cache_clears_and_hourly_
 
     def clear(cohorts: list[str] | None = None) -> None:
         with engine.begin() as conn:
-            q = delete(BoardCacheRow)
-            conn.execute(q if cohorts is None else q.where(BoardCacheRow.cohort.in_(cohorts)))  # type: ignore
+            q = delete(MemoRow).where(MemoRow.kind != "frames")
+            conn.execute(q if cohorts is None else q.where(MemoRow.cohort.in_(cohorts)))
 
     render_site(engine, tmp_path / "warm", as_of, statistics="none")
     clear()
