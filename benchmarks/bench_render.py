@@ -48,7 +48,7 @@ from arena.store.tables import (  # noqa: E402
 )
 from arena.web.env import page_path  # noqa: E402
 from arena.web.one_page import render_path  # noqa: E402
-from arena.store.memo import forget_all  # noqa: E402
+from arena.cache.memo import forget_all  # noqa: E402
 from arena.web.render import render_site  # noqa: E402
 from arena.web.site_manifest import NAME  # noqa: E402
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_render  # noqa: E402
 from arena.read.point_in_time import copy_as_of  # noqa: E402
 from arena.store.engine import make_engine, migrate, session_scope  # noqa: E402
-from arena.store.memo import forget_all  # noqa: E402
+from arena.cache.memo import forget_all  # noqa: E402
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow,  # noqa: E402
                                 PortfolioSnapshotRow, PriceSnapshotRow, RejectionRow)
 from arena.web.render import RenderReport, render_site  # noqa: E402

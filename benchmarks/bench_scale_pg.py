@@ -310,7 +310,7 @@ def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
     from arena.scoring import stats
     from arena.cache import frame_cache
-    from arena.store.memo import forget_all
+    from arena.cache.memo import forget_all
 
     forget_all()
     frame_cache._MARKETS.clear()

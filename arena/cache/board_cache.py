@@ -32,7 +32,7 @@ from arena.cache.code import code_digest as package_digest
 from arena.scoring.board import (BetPart, CohortPart, ForecastPart, cohort_part, finish_cohort_board,
                                  overall_bet_part, overall_forecast_part, split_by_cohort)
 from arena.cache.codec import decode_frames, decode_many_frames, encode_frames
-from arena.store.memo import MemoTable, Recent, kept
+from arena.cache.memo import MemoTable, Recent, kept
 
 
 FORMAT = 2  # of the key and the payload; bump when either changes shape

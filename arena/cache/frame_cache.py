@@ -39,7 +39,7 @@ from arena.clock import utc
 from arena.read.fact_versions import cohort_markets, cohort_versions, fact_horizons, market_versions, versions_kept
 from arena.read.score import portfolios_frame
 from arena.store.frames import bets_frame, forecast_set_frame
-from arena.store.memo import MemoTable, Recent, read_once
+from arena.cache.memo import MemoTable, Recent, read_once
 
 FORMAT = 6  # of the key and the payload; bump when either changes shape
 KEEP_PER_COHORT = 4
@@ -201,7 +201,7 @@ def cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: dat
     """The forecast set, bets and portfolios (point in time) of `cohorts` ((id, name) pairs) as of `as_of`, equal
     to `store.frames.forecast_set_frame`, `bets_frame` and `services.score.portfolios_frame` over those cohorts;
     with `cache`, each cohort's rows come from the frame cache when its facts did not change since they were
-    stored (module docstring). Within `store.memo.one_reading` (a render), asked again for the same
+    stored (module docstring). Within `cache.memo.one_reading` (a render), asked again for the same
     cohorts and time, it answers from its first reading."""
     as_of = utc(as_of)
     key = ("cohort_frames", engine.url.render_as_string(hide_password=True), id(engine), tuple(cohorts), as_of, cache)

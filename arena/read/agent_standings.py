@@ -22,7 +22,7 @@ from arena.usecases.mark import value_positions
 from arena.read.score import overall_table
 
 from arena.read.standings import Boards, standings as compute_boards
-from arena.store.memo import Recent, kept
+from arena.cache.memo import Recent, kept
 from arena.store.tables import AgentRow, CohortRow, PortfolioSnapshotRow
 from arena.store.frames import bets_frame, cash_frame, forecasts_frame, position_frame, price_frame
 

@@ -31,7 +31,7 @@ from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.cache.frame_cache import cohort_frames
 from arena.read.contamination import lineup_dates, split
-from arena.store.memo import Recent, kept
+from arena.cache.memo import Recent, kept
 from arena.store.tables import CohortRow
 
 

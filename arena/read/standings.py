@@ -48,7 +48,7 @@ from arena.scoring.headline import REFERENCE_AGENTS
 from arena.scoring.headroom import Headroom
 from arena.domain.leakage import Leak
 from arena.domain.question_filter import QuestionFilter
-from arena.store.memo import Recent
+from arena.cache.memo import Recent
 from arena.store.tables import AgentRow, CohortRow, MarketRow
 
 # The fields every JSON row carries (overall rows say "model" instead of "agent"), in this order.

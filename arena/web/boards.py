@@ -22,7 +22,7 @@ from arena.scoring.registry import METRICS
 from arena.read.agent_standings import AgentStandings, agent_standings
 from arena.read.shown_board import shown_board, shown_name, shown_rank_labels, twin_of
 from arena.read.standings import Boards, CohortBoard, records
-from arena.store.memo import Recent
+from arena.cache.memo import Recent
 from arena.web.env import page_path
 from arena.web.values import num
 

@@ -21,7 +21,7 @@ from arena.read.cohorts import cohort_statuses
 from arena.read.point_in_time import backend, remember_backend, store_as_of
 from arena.read.standings import boards_json, standings as compute_boards
 from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
-from arena.store.memo import one_reading
+from arena.cache.memo import one_reading
 from arena.web.agent_page import agent_contexts
 from arena.read.frontier import frontier_records, model_frontier
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, frontier_json, cohort_api_path, cohort_json, decomposition_json,

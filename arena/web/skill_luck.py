@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.read.decomposition import decomposition
-from arena.store.memo import Recent, kept
+from arena.cache.memo import Recent, kept
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from sqlmodel import Session
 
 from arena.cache import board_cache
 from arena.read import standings as standings_module
-from arena.store.memo import forget_all
-from arena.store.memo import MemoTable
+from arena.cache.memo import forget_all
+from arena.cache.memo import MemoTable
 from arena.scoring.board import overall_bet_part, overall_board, overall_forecast_part
 from arena.cache.board_cache import (KEEP_PER_COHORT, OVERALL, PARTS, cohort_keys, decode, decode_part, encode,
                                         encode_part)
@@ -127,7 +127,7 @@ def test_a_store_that_cannot_hold_the_cache_still_serves_the_boards(arena_db, ca
     with arena_db.begin() as conn:
         conn.execute(text("DROP TABLE memo"))
     MemoTable._warned.clear()
-    with caplog.at_level(logging.WARNING, logger="arena.store.memo"):
+    with caplog.at_level(logging.WARNING, logger="arena.cache.memo"):
         served = standings(arena_db, LATER, n_boot=N_BOOT)
     _same(computed, served)
     assert any("memo (board)" in r.getMessage() for r in caplog.records)

@@ -18,7 +18,7 @@ from arena.cache.frame_cache import cohort_frames
 from arena.read.fact_versions import cohort_markets
 from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
-from arena.store.memo import MemoTable, forget_all
+from arena.cache.memo import MemoTable, forget_all
 from arena.store.tables import (AgentRow, CohortRow, FillRow, ForecastRow, MemoRow, PriceSnapshotRow,
                                 ResolutionRow)
 
@@ -187,7 +187,7 @@ def test_a_store_without_the_frame_cache_table_still_serves_the_frames(arena_db,
     with arena_db.begin() as conn:
         conn.execute(text(f"DROP TABLE {MemoRow.__tablename__}"))
     MemoTable._warned.clear()
-    with caplog.at_level(logging.WARNING, logger="arena.store.memo"):
+    with caplog.at_level(logging.WARNING, logger="arena.cache.memo"):
         first = _check(arena_db, LATER)
         second = _check(arena_db, LATER)
     assert len(first.read) == len(second.read) == 3  # nothing stored: every cohort read each time

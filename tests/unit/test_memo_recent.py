@@ -1,11 +1,11 @@
-"""`store.memo.Recent` and `Memory`: what a process keeps in memory, by kind and key, in one memory whose least
+"""`cache.memo.Recent` and `Memory`: what a process keeps in memory, by kind and key, in one memory whose least
 recently used values go first once their rows pass its budget, whatever their kind."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from arena.store.memo import Memory, Recent, forget_all, rows_of
+from arena.cache.memo import Memory, Recent, forget_all, rows_of
 
 
 def test_get_or_make_makes_once_keeps_none_and_drops_the_least_recent():

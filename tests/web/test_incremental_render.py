@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from arena.read.fact_versions import cohort_markets, cohort_versions
 from arena.store.engine import session_scope
-from arena.store.memo import forget_all
+from arena.cache.memo import forget_all
 from arena.store.tables import (AgentRow, CohortRow, DecisionRow, FillRow, ForecastRow, MarketRow, PortfolioSnapshotRow,
                                 PriceSnapshotRow, RejectionRow)
 from arena.web.api import cohort_api_path
@@ -226,7 +226,7 @@ def test_page_keys_name_the_facts_in_any_process_and_a_copy_without_versions_get
 
 
 def test_read_once_answers_from_the_first_reading_within_one_reading_only():
-    from arena.store.memo import one_reading, read_once
+    from arena.cache.memo import one_reading, read_once
 
     calls: list[int] = []
 

@@ -268,7 +268,7 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
     from arena.read import models
     from arena.store.engine import session_scope
     from arena.store.frames import forecast_set_frame
-    from arena.store.memo import forget_all
+    from arena.cache.memo import forget_all
     from arena.store.tables import AgentRow, CohortRow, ForecastRow, ResolutionRow
 
     engine, as_of = sim_arena.engine, sim_arena.as_of

@@ -16,7 +16,7 @@ from sqlalchemy import delete, select
 from arena.read.point_in_time import copy_as_of
 from arena.read.standings import standings
 from arena.store.engine import make_engine, migrate
-from arena.store.memo import forget_all
+from arena.cache.memo import forget_all
 from arena.store.tables import CohortRow, MemoRow
 from arena.web.render import render_site
 
