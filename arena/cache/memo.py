@@ -178,20 +178,22 @@ def kept(keys: Mapping[Any, str], memory: Recent[V], table: MemoTable[V] | None,
     return out
 
 
-def rows_of(value: Any) -> int:
-    """A value's size in the process memory's unit: its rows (a frame's, an Arrow table's; summed over the fields
-    of a dataclass and the items of a container), at least 1."""
+def _rows(value: Any) -> int:
     if isinstance(value, (pd.DataFrame, pd.Series)):
-        return len(value) + 1
+        return len(value)
     if isinstance(value, pa.Table):
-        return value.num_rows + 1
+        return value.num_rows
+    if isinstance(value, (Mapping, list, tuple)):
+        return len(value)
+    return 0
+
+
+def rows_of(value: Any) -> int:
+    """A value's size in the process memory's unit, at least 1: its rows (a frame's, an Arrow table's, a
+    container's items; a dataclass's fields' rows, one level deep — sizing must cost far less than keeping)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return 1 + sum(rows_of(getattr(value, f.name)) for f in dataclasses.fields(value))
-    if isinstance(value, Mapping):
-        return 1 + sum(rows_of(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return 1 + sum(rows_of(v) for v in value)
-    return 1
+        return 1 + sum(_rows(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return 1 + _rows(value)
 
 
 class Memory:

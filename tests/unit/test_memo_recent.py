@@ -1,6 +1,8 @@
 """`cache.memo.Recent` and `Memory`: what a process keeps in memory, by kind and key, in one memory whose least
 recently used values go first once their rows pass its budget, whatever their kind."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,8 +45,14 @@ def test_kinds_share_one_budget_in_rows_and_keep_their_keys_apart():
 
 def test_a_value_is_sized_by_its_rows():
     frame = pd.DataFrame({"x": np.arange(4)})
-    assert rows_of(frame) == 5 and rows_of(None) == 1 and rows_of([frame, frame]) == 11
-    assert rows_of({"a": frame}) == 6
+    assert rows_of(frame) == 5 and rows_of(None) == 1 and rows_of([frame, frame]) == 3  # (containers: their items)
+
+    @dataclasses.dataclass
+    class Part:
+        table: pd.DataFrame
+        tiers: dict
+
+    assert rows_of(Part(frame, {"a": 1, "b": 2})) == 1 + 4 + 2  # a dataclass: its fields' rows
 
 
 def test_a_kind_is_named_once_in_the_process_memory():
