@@ -153,7 +153,9 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     # every (cohort, market) observation of every forecaster, for the market-clustered pools
     scored = score_forecasts(frame)
     cells = score_cells(scored[scored["brier"].notna()], question="market_id")
-    market_of = cells.index.get_level_values("question").to_numpy()
+    # the markets as integer codes in the markets' sorted order: each test groups by them as by the names, without
+    # hashing every name again
+    market_of = pd.factorize(cells.index.get_level_values("question"), sort=True)[0]
     values = {str(c): cells[c].to_numpy(dtype=float) for c in cells.columns}
     out = {}
     for model in wanted:

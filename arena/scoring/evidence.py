@@ -118,13 +118,18 @@ def cluster_t_test(differences: Any, clusters: Any, level: float = DEFAULT_LEVEL
     n = int(d.size)
     if n == 0:
         return PairedTest(nan, nan, nan, nan, nan, 0, 0, level)
-    codes, uniq = pd.factorize(pd.Series(c), sort=True)
-    g = len(uniq)
+    if c.dtype.kind in "iu" and c.min() >= 0:  # integer codes (a caller's factorized clusters): no hashing
+        dsum, cnt = np.bincount(c, weights=d), np.bincount(c).astype(float)
+        held = cnt > 0  # (the clusters present, in code order: as factorizing them sorted would give)
+        dsum, cnt = dsum[held], cnt[held]
+    else:
+        codes, uniq = pd.factorize(pd.Series(c), sort=True)
+        dsum = np.bincount(codes, weights=d, minlength=len(uniq))
+        cnt = np.bincount(codes, minlength=len(uniq)).astype(float)
+    g = len(cnt)
     est = float(d.mean())
     if g < 2:
         return PairedTest(est, nan, nan, nan, nan, n, g, level)
-    dsum = np.bincount(codes, weights=d, minlength=g)
-    cnt = np.bincount(codes, minlength=g).astype(float)
     var = g / (g - 1) * float(np.sum((dsum - est * cnt) ** 2)) / n**2
     se = float(np.sqrt(max(var, 0.0)))
     t_q = float(sps.t.ppf(0.5 + level / 2.0, g - 1))
