@@ -16,8 +16,11 @@ change what it shows).
   years (its navigation); the market list (`market_list_key`) by every site market's key.
 - Every key includes `code_digest` (`arena.cache.code`): a new release re-renders everything.
 
-The other pages that gather every cohort (the index, the model pages, the JSON of the whole board) have no key:
-they are built on every render, and written only when their bytes changed. A store whose triggers keep no
+- The model pages and their JSON (`model_pages_key`) are keyed by every cohort's key: a model is compared with
+  every other over every cohort, and its page shows the overall board.
+
+The other pages that gather every cohort (the index, the JSON of the whole board) have no key: they are built on
+every render, and written only when their bytes changed. A store whose triggers keep no
 versions (a point-in-time copy) gets keys no site was written with: every page is built.
 """
 
@@ -104,4 +107,10 @@ def model_year_key(name: str, year: int, cohort_keys: list[str], years: list[int
     return _hash("model year", name, year, cohort_keys, years)
 
 
-__all__ = ["PageKeys", "code_digest", "market_list_key", "model_year_key", "page_keys"]
+def model_pages_key(keys: PageKeys) -> str:
+    """The key of every model page and its JSON: every cohort's key (its facts and its markets' versions, which
+    cover the comparisons, breakdowns, projections, costs and frontier computed from them, and the boards)."""
+    return _hash("model pages", sorted(keys.cohorts.items()))
+
+
+__all__ = ["PageKeys", "code_digest", "market_list_key", "model_pages_key", "model_year_key", "page_keys"]

@@ -37,7 +37,7 @@ from arena.web.market_page import market_contexts
 from arena.web.methodology_page import methodology_context
 from arena.web.model_page import Seats, model_contexts, model_seats, model_year_contexts, year_links
 from arena.web.operations_page import operations_context
-from arena.web.page_keys import PageKeys, market_list_key, model_year_key, page_keys
+from arena.web.page_keys import PageKeys, market_list_key, model_pages_key, model_year_key, page_keys
 from arena.web.site_manifest import SiteManifest
 from arena.web.skill_luck import SkillLuck, skill_luck
 from arena.web.statistics_page import statistics_context
@@ -191,9 +191,9 @@ def render_site(engine: Engine, out_dir: str | Path, as_of: datetime, *, paralle
 
     Only what changed is rebuilt: every cohort and market page has a key naming its inputs (`web.page_keys`), and
     a page whose key is the one it was last written with (`web.site_manifest`) is left as it is — its facts are
-    the same as of `as_of` as they were when it was written. The market list is keyed by every market's key; the
-    other pages that gather everything (index, models, JSON of the boards) are built every time; any built page
-    is written only when its bytes changed. `full` builds every page again.
+    the same as of `as_of` as they were when it was written. The market list is keyed by every market's key and the
+    model pages by every cohort's; the other pages that gather everything (index, JSON of the boards) are built
+    every time; any built page is written only when its bytes changed. `full` builds every page again.
 
     The pages show exactly the facts recorded up to `as_of`: when the store holds later ones, the site is
     rendered from the store as it stood then (`services.point_in_time`).
@@ -320,15 +320,19 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     count(_render_pages(site, "cohort", list(cohorts.items()), cohort_key))
     stage("cohort render")
     seats = model_seats(engine, standings)
-    models = model_contexts(engine, as_of, None, standings, luck, seats, frontier)
-    count(_render_pages(site, "model", list(models.items())))
+    models_key = model_pages_key(keys)
+    kept = bool(seats) and all(site.fresh(page_path("model", n), models_key)  # no cohort's key moved
+                               and site.fresh(model_api_path(n), models_key) for n in seats)
+    report.kept["model"] = len(seats) if kept else 0
+    models = {} if kept else model_contexts(engine, as_of, None, standings, luck, seats, frontier)
+    count(_render_pages(site, "model", list(models.items()), lambda _: models_key))
     count(_model_years(engine, site, as_of, keys, standings, luck, seats, report))
     stage("model pages")
     doc = boards_json(standings.boards if standings.boards is not None else compute_boards(engine, as_of))
     for name, cpage in cohorts.items():
         site.write(cohort_api_path(name), cohort_json(cpage, doc), cohort_key(name))
     for name, mpage in models.items():
-        site.write(model_api_path(name), model_json(mpage, doc))
+        site.write(model_api_path(name), model_json(mpage, doc), models_key)
     stage("cohort and model JSON")
     agents = list(agent_contexts(engine, as_of, plan.agents, standings, luck).items()) if plan.agents != [] else []
     stage("agent contexts")

@@ -97,6 +97,7 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     again = render_site(engine, site, as_of, statistics="none")  # nothing changed: every keyed page is kept
     assert again.pages.get("cohort", 0) == again.pages.get("agent", 0) == again.pages.get("market", 0) == 0
     assert again.written == 0 and again.kept["cohort"] == first.pages["cohort"]
+    assert again.pages.get("model", 0) == 0 and again.kept["model"] == first.pages["model"] > 0  # every cohort's key
 
     mid, touching = _market_cohorts(engine)
     cohort = sorted(touching)[0]
@@ -120,6 +121,7 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     assert markets and step.pages.get("market", 0) == len(markets) < full.pages["market"]
     assert step.pages.get("markets", 0) == 1 and step.kept.get("markets", 0) == 0  # keyed by every market's key
     assert step.kept["cohort"] == full.pages["cohort"] - len(rebuilt)
+    assert step.pages["model"] == full.pages["model"] and step.kept.get("model", 0) == 0  # a cohort's key moved
     changed = {p for p, t in before.items() if (site / p).stat().st_mtime_ns != t}
     mine = ({page_path("cohort", c) for c in rebuilt} | {cohort_api_path(c) for c in rebuilt}
             | {page_path("agent", a) for c in rebuilt for a in _agent_ids(engine, c)} | {page_path("market", mid)})
