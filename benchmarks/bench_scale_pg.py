@@ -309,11 +309,9 @@ def change_one_cohort(engine, n: int = 0) -> None:  # type: ignore[no-untyped-de
 def forget_process_memos() -> None:
     """What a fresh process (`arena render` from cron) starts with: the caches in the store, none in memory."""
     from arena.scoring import stats
-    from arena.cache import frame_cache
     from arena.cache.memo import forget_all
 
     forget_all()
-    frame_cache._MARKETS.clear()
     stats._CLUSTER_MEMO.clear()  # (the bootstrap's draws of the last cluster sizes)
 
 

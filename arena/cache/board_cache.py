@@ -24,11 +24,10 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.cache.code import code_digest as package_digest
+from arena.cache.code import key
 from arena.scoring.board import (BetPart, CohortPart, ForecastPart, cohort_part, finish_cohort_board,
                                  overall_bet_part, overall_forecast_part, split_by_cohort)
 from arena.cache.codec import decode_frames, decode_many_frames, encode_frames
@@ -40,45 +39,33 @@ KEEP_PER_COHORT = 8
 OVERALL = "(overall board)"  # the `cohort` the overall board's entries are filed under
 
 
-def code_digest() -> str:
-    """The package-wide code digest with this cache's format: any change to the code moves every key."""
-    return f"board {FORMAT} {package_digest()}"
-
-
-def _rows_by_cohort(frame: pd.DataFrame) -> tuple[bytes, dict[Any, bytes]]:
-    """The frame's shape (column names and dtypes) and, per cohort, its rows' content hashes in frame order."""
-    shape = orjson.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()])
+def _rows_by_cohort(frame: pd.DataFrame) -> tuple[list[list[str]], dict[Any, str]]:
+    """The frame's shape (column names and dtypes) and, per cohort, a hash of its rows' content in frame order."""
+    shape = [[str(c), str(t)] for c, t in frame.dtypes.items()]
     if not len(frame):
         return shape, {}
     hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     codes, cohorts = pd.factorize(frame["cohort"], sort=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.cumsum(np.bincount(codes, minlength=len(cohorts)))[:-1]
-    return shape, {c: part.tobytes() for c, part in zip(cohorts, np.split(hashes[order], bounds))}
+    return shape, {c: hashlib.sha256(part.tobytes()).hexdigest()
+                   for c, part in zip(cohorts, np.split(hashes[order], bounds))}
 
 
 def cohort_keys(forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.DataFrame, *,
                 kinds: Mapping[str, str], options: Mapping[str, Any]) -> dict[Any, str]:
-    """cohort → the SHA-256 (hex) of everything its board is computed from, for every cohort in any frame."""
+    """cohort → the key (`cache.code.key`) of everything its board is computed from — its rows' content in the
+    three frames, the frames' shapes, its agents' kinds and the options — for every cohort in any frame."""
     parts = [_rows_by_cohort(f) for f in (forecasts, bets, portfolios)]
-    head = hashlib.sha256(code_digest().encode() + orjson.dumps(dict(options), option=orjson.OPT_SORT_KEYS))
-    for shape, _ in parts:
-        head.update(shape)
+    shapes = [shape for shape, _ in parts]
     cohorts = list(dict.fromkeys(c for _, rows in parts for c in rows))
     agents: dict[Any, set[str]] = {}
     for f in (forecasts, bets, portfolios):
         if len(f):
             for c, a in f[["cohort", "agent"]].drop_duplicates().itertuples(index=False):
                 agents.setdefault(c, set()).add(a)
-    keys = {}
-    for c in cohorts:
-        h = head.copy()
-        h.update(orjson.dumps([str(c), sorted((a, kinds.get(a)) for a in agents.get(c, ()))]))
-        for _, rows in parts:
-            block = rows.get(c, b"")
-            h.update(len(block).to_bytes(8, "little") + block)
-        keys[c] = h.hexdigest()
-    return keys
+    return {c: key("board", dict(options), shapes, str(c), sorted((a, kinds.get(a)) for a in agents.get(c, ())),
+                   [rows.get(c, "") for _, rows in parts]) for c in cohorts}
 
 
 def encode(frame: pd.DataFrame) -> bytes:
@@ -123,11 +110,9 @@ def overall_board_cached(inputs: Mapping[Any, str], compute: Callable[[], pd.Dat
     memory, or — with `engine` (and `now`, stamping the entry's use) — from the `memo` table, so a fresh
     process (`arena render` from cron) does not refit a million rows either; a changed cohort recomputes it.
     Its entries are filed under the cohort name `OVERALL` (the `KEEP_PER_COHORT` most recently used stay)."""
-    key = hashlib.sha256(b"overall\0" + code_digest().encode() + orjson.dumps(
-        [sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options)],
-        option=orjson.OPT_SORT_KEYS)).hexdigest()
+    named = key("overall board", sorted((str(c), k) for c, k in inputs.items()), sorted(kinds.items()), dict(options))
     store = _store(engine) if engine is not None else None
-    return kept({OVERALL: key}, _RECENT, store, lambda _: {OVERALL: compute()}, filed=lambda _: OVERALL,
+    return kept({OVERALL: named}, _RECENT, store, lambda _: {OVERALL: compute()}, filed=lambda _: OVERALL,
                 now=now)[OVERALL]
 
 
@@ -181,9 +166,8 @@ def overall_parts(digests: Mapping[str, Mapping[Any, str]], forecasts: pd.DataFr
     forecast) nor the bet part, in a long-running process or a fresh one."""
     makers = {"forecast_part": ("forecasts", lambda: overall_forecast_part(forecasts, **options)),
               "bet_part": ("bets", lambda: overall_bet_part(bets, **options))}
-    keys = {name: hashlib.sha256(b"overall part\0" + name.encode() + code_digest().encode() + orjson.dumps(
-        [list((str(c), d) for c, d in digests[frame].items()), dict(options)],
-        option=orjson.OPT_SORT_KEYS)).hexdigest() for name, (frame, _) in makers.items()}
+    keys = {name: key("overall part", name, [[str(c), d] for c, d in digests[frame].items()], dict(options))
+            for name, (frame, _) in makers.items()}
     store = MemoTable(engine, "overall part", encode_part, decode_part,
                       keep=KEEP_PER_COHORT) if engine is not None else None
     return kept(keys, _PARTS, store, lambda missing: {name: makers[name][1]() for name in missing},
@@ -194,13 +178,8 @@ def input_keys(inputs: Mapping[Any, str], agents: Mapping[Any, Iterable[str]], *
                options: Mapping[str, Any]) -> dict[Any, str]:
     """cohort → its board's key from `inputs` (cohort → a hash naming exactly its rows in the three frames, as
     `services.frame_cache` gives) instead of from the rows themselves; `agents`: cohort → its agents' names."""
-    head = hashlib.sha256(b"inputs\0" + code_digest().encode() + orjson.dumps(dict(options), option=orjson.OPT_SORT_KEYS))
-    keys = {}
-    for c, named in inputs.items():
-        h = head.copy()
-        h.update(orjson.dumps([str(c), named, sorted((a, kinds.get(a)) for a in agents.get(c, ()))]))
-        keys[c] = h.hexdigest()
-    return keys
+    return {c: key("board from inputs", dict(options), str(c), named, sorted((a, kinds.get(a)) for a in agents.get(c, ())))
+            for c, named in inputs.items()}
 
 
 def cached_cohort_boards(engine: Engine, forecasts: pd.DataFrame, bets: pd.DataFrame, portfolios: pd.DataFrame,
@@ -241,14 +220,7 @@ def _cohort_parts(engine: Engine, rows: Mapping[Any, tuple[pd.DataFrame, pd.Data
     """cohort → its `CohortPart`, for the cohorts of `rows` (cohort → its forecast, bet and portfolio rows): kept
     under (the code digest, the options, the scope, the cohort, `names[cohort]`) where `names` names its rows, and
     computed otherwise."""
-    head = hashlib.sha256(b"cohort part\0" + code_digest().encode() + orjson.dumps(
-        {**options, "scope": scope}, option=orjson.OPT_SORT_KEYS))
-    keys = {}
-    for c in rows:
-        if c in names:
-            h = head.copy()
-            h.update(orjson.dumps([str(c), names[c]]))
-            keys[c] = h.hexdigest()
+    keys = {c: key("cohort part", {**options, "scope": scope}, str(c), names[c]) for c in rows if c in names}
     store = MemoTable(engine, "cohort part", encode_cohort_part, decode_cohort_part, keep=KEEP_PER_COHORT,
                       decode_many=decode_cohort_parts)
     named = kept(keys, _COHORT_PARTS, store,
@@ -276,6 +248,6 @@ def decode_cohort_parts(payloads: list[bytes]) -> list[CohortPart]:
     return [_cohort_part(frames, meta) for frames, meta in decode_many_frames(payloads)]
 
 
-__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "PARTS", "cached_cohort_boards", "code_digest", "cohort_keys",
+__all__ = ["FORMAT", "KEEP_PER_COHORT", "OVERALL", "PARTS", "cached_cohort_boards", "cohort_keys",
            "decode", "decode_cohort_part", "decode_cohort_parts", "decode_many", "decode_part", "encode", "encode_cohort_part", "encode_part",
            "input_keys", "overall_board_cached", "overall_parts"]

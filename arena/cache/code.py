@@ -1,6 +1,10 @@
-"""The code digest: one hash of everything that can change what a cached result holds — every file of the arena
+"""The code digest and the one cache key.
+
+The code digest is one hash of everything that can change what a cached result holds — every file of the arena
 package, its templates and migrations, and the versions of the libraries that compute or render it. Every cache
-key (boards, frames, page keys, the site manifest) includes it, so any change to the code, anywhere, moves every key.
+key (frames, boards and their parts, page keys) is made by `key`, over the code digest, the kind of result and its
+inputs, so any change to the code, anywhere, moves every key; the site manifest records the digest it was written
+with.
 """
 
 from __future__ import annotations
@@ -10,6 +14,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # In the repository the templates and migrations sit beside the package; installed, they are inside it.
@@ -44,4 +51,11 @@ def code_digest() -> str:
     return digest_of(ROOTS)
 
 
-__all__ = ["LIBRARIES", "ROOTS", "code_digest", "digest_of"]
+def key(kind: str, *inputs: Any) -> str:
+    """The key of a cached result of `kind` computed from `inputs` (JSON-able: ids, versions, options, digests of
+    rows): SHA-256 hex over the code digest, the kind and the inputs (mappings with their keys sorted)."""
+    return hashlib.sha256(orjson.dumps([code_digest(), kind, *inputs],
+                                       option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)).hexdigest()
+
+
+__all__ = ["LIBRARIES", "ROOTS", "code_digest", "digest_of", "key"]

@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from arena.cache.code import code_digest as package_digest
+from arena.cache.code import key
 from arena.cache.codec import HEAD, decode_tables, encode_tables, from_tables, head, table_bytes, to_table
 from arena.clock import utc
 from arena.read.fact_versions import cohort_markets, cohort_versions, fact_horizons, market_versions, versions_kept
@@ -100,14 +99,9 @@ class _Entry:
         return same_time and all(versions.get(m, 0) == v for m, v in zip(self.markets, self.versions))
 
 
-def code_digest() -> str:
-    """The package-wide code digest with this cache's format: any change to the code moves every key."""
-    return f"frames {FORMAT} {package_digest()}"
-
-
 def _key(cohort_id: int, version: int, when: str) -> str:
     """The key of a cohort's entry at `version`, read as of `when` (an ISO time, or LATEST)."""
-    return hashlib.sha256(code_digest().encode() + orjson.dumps([cohort_id, version, when])).hexdigest()
+    return key("frames", cohort_id, version, when)
 
 
 # --- frames as Arrow tables: split per cohort, stored, and put back together exactly -------------------------
@@ -271,4 +265,4 @@ def _cohort_frames(engine: Engine, cohorts: Sequence[tuple[int, str]], as_of: da
                   markets={names[cid]: entries[cid].markets for cid in ids})
 
 
-__all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "code_digest", "cohort_frames", "decode", "encode"]
+__all__ = ["FORMAT", "Frames", "KEEP_PER_COHORT", "cohort_frames", "decode", "encode"]

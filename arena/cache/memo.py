@@ -256,6 +256,13 @@ class Recent(Generic[V]):
         self.put_many({key: value})
         return value
 
+    def clear(self) -> None:
+        """Forget this kind's values (the other kinds' stay)."""
+        m = self.memory
+        with m.lock:
+            for k in [k for k in m.items if k[0] == self.kind]:
+                m.used -= m.items.pop(k)[1]
+
     def put_many(self, values: Mapping[str, V]) -> None:
         sized = [(k, v, self.size(v)) for k, v in values.items()]
         m = self.memory

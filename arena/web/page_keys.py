@@ -14,7 +14,7 @@ change what it shows).
   it). The site's markets are the markets the cohorts traded or forecast.
 - A model's year page (`model_year_key`) is keyed by the keys of its cohorts that year and by the list of its
   years (its navigation); the market list (`market_list_key`) by every site market's key.
-- Every key includes `code_digest` (`arena.cache.code`): a new release re-renders everything.
+- Every key is made by `arena.cache.code.key`, over the code digest: a new release re-renders everything.
 
 - The model pages and their JSON (`model_pages_key`) are keyed by every cohort's key: a model is compared with
   every other over every cohort, and its page shows the overall board.
@@ -26,22 +26,16 @@ versions (a point-in-time copy) gets keys no site was written with: every page i
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-import orjson
 from sqlalchemy.engine import Engine
 
-from arena.cache.code import code_digest as package_digest
+from arena.cache.code import key
 from arena.cache.frame_cache import cohort_frames
 from arena.read.cohorts import cohort_lineups
 from arena.read.fact_versions import versions_kept, versions_of
-
-def code_digest() -> str:
-    """The package-wide code digest (`arena.cache.code`) with the page keys' format."""
-    return f"page keys 2 {package_digest()}"
 
 
 @dataclass(frozen=True)
@@ -54,10 +48,6 @@ class PageKeys:
     def by_id(self) -> dict[int, str]:
         """cohort id → the key of its pages."""
         return {self.ids[n]: k for n, k in self.cohorts.items()}
-
-
-def _hash(*parts: object) -> str:
-    return hashlib.sha256(orjson.dumps([code_digest(), *parts])).hexdigest()
 
 
 def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
@@ -89,28 +79,28 @@ def page_keys(engine: Engine, as_of: datetime) -> PageKeys:
     else:  # no versions: keys no site was written with
         version = {cid: secrets.token_hex(16) for cid in ids}
         markets = {m: secrets.token_hex(16) for m in read}
-    cohorts = {names[cid]: _hash("cohort", cid, version[cid], [(m, markets[m]) for m in reads[cid]]) for cid in ids}
+    cohorts = {names[cid]: key("cohort", cid, version[cid], [(m, markets[m]) for m in reads[cid]]) for cid in ids}
     return PageKeys(cohorts, agents,
-                    {m: _hash("market", m, markets[m], [(cid, version[cid]) for cid in by]) for m, by in touching.items()},
+                    {m: key("market", m, markets[m], [(cid, version[cid]) for cid in by]) for m, by in touching.items()},
                     {n: c for c, n in names.items()})
 
 
 def market_list_key(keys: PageKeys) -> str:
     """The key of the market list: every site market's key (its row, and the trades and forecasts on it, which
     give its cohorts, bets and bettors)."""
-    return _hash("market list", sorted(keys.markets.items()))
+    return key("market list", sorted(keys.markets.items()))
 
 
 def model_year_key(name: str, year: int, cohort_keys: list[str], years: list[int]) -> str:
     """The key of a model's year page: its cohorts' keys (each covering that cohort's boards, standings, skill vs
     luck and equity) and the years its navigation lists."""
-    return _hash("model year", name, year, cohort_keys, years)
+    return key("model year", name, year, cohort_keys, years)
 
 
 def model_pages_key(keys: PageKeys) -> str:
     """The key of every model page and its JSON: every cohort's key (its facts and its markets' versions, which
     cover the comparisons, breakdowns, projections, costs and frontier computed from them, and the boards)."""
-    return _hash("model pages", sorted(keys.cohorts.items()))
+    return key("model pages", sorted(keys.cohorts.items()))
 
 
-__all__ = ["PageKeys", "code_digest", "market_list_key", "model_pages_key", "model_year_key", "page_keys"]
+__all__ = ["PageKeys", "market_list_key", "model_pages_key", "model_year_key", "page_keys"]

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from arena.cache.housekeeping import SITE_MANIFEST
-from arena.web.page_keys import code_digest
+from arena.cache.code import code_digest
 
 NAME = SITE_MANIFEST
 FORMAT = 1

@@ -11,11 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from three_cohorts import simulate_three_cohorts
 
-from arena.cache import board_cache, frame_cache
-from arena.cache.code import ROOTS, code_digest, digest_of
+from arena.cache import board_cache, code, frame_cache
+from arena.cache.code import ROOTS, code_digest, digest_of, key
 from arena.web import page_keys
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,10 +34,19 @@ def _roots(root: Path) -> tuple[Path, ...]:
     return tuple(root / r.relative_to(REPO) for r in ROOTS)
 
 
-def test_every_cache_shares_the_one_digest():
-    assert all(code_digest() in key() for key in (board_cache.code_digest, frame_cache.code_digest,
-                                                   page_keys.code_digest))
+def test_every_cache_key_is_made_over_the_one_digest(monkeypatch):
+    """Frames, boards, board parts and pages are keyed by `cache.code.key`: a new code digest moves each."""
     assert digest_of(ROOTS) == code_digest()
+    frames = pd.DataFrame({"cohort": ["c1"], "agent": ["a"], "x": [0.5]})
+    made = lambda: (frame_cache._key(1, 2, "latest"),  # noqa: E731
+                    board_cache.cohort_keys(frames, frames, frames, kinds={"a": "model"}, options={"n_boot": 1}),
+                    board_cache.input_keys({"c1": "rows"}, {"c1": ["a"]}, kinds={}, options={}),
+                    page_keys.model_year_key("m", 2026, ["k"], [2026]))
+    assert frame_cache._key(1, 2, "latest") == key("frames", 1, 2, "latest")
+    before = made()
+    monkeypatch.setattr(code, "code_digest", lambda: "another release")
+    after = made()
+    assert all(a != b for a, b in zip(before, after))
 
 
 @pytest.mark.parametrize("changed", ["arena/config.py", "arena/read/standings.py", "arena/scoring/brier.py",

@@ -41,6 +41,12 @@ def test_kinds_share_one_budget_in_rows_and_keep_their_keys_apart():
     boards.put_many({"big": pd.DataFrame({"y": np.arange(9)})})  # 10 more: 27 > 25, the least recent goes
     assert frames.get_many(["k"]) == {} and set(boards.get_many(["k", "big"])) == {"k", "big"}
     assert memory.used == 16
+    boards.clear()  # one kind forgotten, the others kept
+    assert boards.get_many(["k", "big"]) == {} and memory.used == 0
+    frames.put_many({"k": pd.DataFrame({"x": np.arange(3)})})
+    boards.put_many({"k": pd.DataFrame({"y": np.arange(3)})})
+    frames.clear()
+    assert frames.get_many(["k"]) == {} and len(boards.get_many(["k"])["k"]) == 3 and memory.used == 4
 
 
 def test_a_value_is_sized_by_its_rows():
