@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_round.py
 	$(BIN)/python benchmarks/bench_render.py
 	$(BIN)/python benchmarks/bench_render_changed.py
+	$(BIN)/python benchmarks/bench_memo.py
 	$(BIN)/python benchmarks/bench_overall_board.py
 	$(BIN)/python benchmarks/validity.py --quick
 	$(BIN)/python benchmarks/validity_research.py --quick
