@@ -5,11 +5,10 @@ stored from its head alone), the metadata's length and the metadata as JSON (sma
 then each named frame as an Arrow IPC stream preceded by its length (a frame that is None has length 0).
 
 Decoding gives back an equal frame — same columns, dtypes and values bit for bit — which pyarrow's pandas
-conversion does for every dtype the arena's frames use but three, handled here: a string column stored by
-Python comes back stored by Python, an `object` column (the boards'
-notes and labels, which mix None, NaN, numbers and strings) is stored as an Arrow dense union of those kinds,
-and the column labels keep their index dtype. A value of any other kind in an object column is refused
-(`TypeError`), and the memo then computes instead of storing.
+conversion does for every dtype the arena's frames use but three, handled here: a string column stored by Python
+comes back stored by Python; an `object` column (the boards' notes and labels, which mix None, NaN, numbers and
+strings) is stored as an Arrow dense union of those kinds; the column labels keep their index dtype. A value of
+any other kind in an object column is refused (`TypeError`), and the memo then computes instead of storing.
 
 `to_table`/`from_tables` are the same conversion without the bytes: the frame cache keeps a cohort's rows as Arrow
 tables in memory and builds one pandas frame from many cohorts' tables at once (`from_tables` concatenates

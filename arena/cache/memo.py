@@ -5,6 +5,10 @@ A memo is never a fact: any row may be deleted at any time and is recomputed. So
 the store cannot be read or written (a read-only replica, a locked SQLite file, a race with another render
 storing the same key) or a value cannot be encoded, the caller computes what it needs all the same, and the table
 logs one warning. Each cohort keeps its `keep` most recently used entries of each kind.
+
+Beside the table: the process's one memory (`MEMORY`, an LRU sized in rows, each kind of value a `Recent` in it),
+`kept` (a result from memory, else the table, else computed and put back in both) and `one_reading` (within a
+render, one reading of the store serves every reader that asks the same).
 """
 
 from __future__ import annotations

@@ -287,7 +287,7 @@ def test_export_csv_has_forecasts_model_calls_markets_and_prices(db_url, tmp_pat
 
 
 def test_export_parquet_holds_the_same_tables_as_csv(db_url, tmp_path, capsys, monkeypatch):
-    from arena.read import export  # pyarrow is in the test extras: this test never skips
+    from arena.read import export  # pyarrow is a dependency: this test never skips
 
     assert main([*SMALL, "--db", db_url]) == 0
     monkeypatch.setattr(export, "PRICE_CHUNK", 53)  # the price history in several row groups
@@ -316,22 +316,3 @@ def test_export_parquet_holds_the_same_tables_as_csv(db_url, tmp_path, capsys, m
     import pyarrow.parquet as pq_
 
     assert pq_.ParquetFile(tmp_path / "pq" / "prices.parquet").num_row_groups > 1
-
-
-def test_export_parquet_without_pyarrow_is_one_line_with_the_fix(db_url, tmp_path, capsys, monkeypatch):
-    import builtins
-
-    assert main([*SMALL, "--db", db_url]) == 0
-    capsys.readouterr()
-    real = builtins.__import__
-
-    def no_pyarrow(name, *a, **kw):  # type: ignore[no-untyped-def]
-        if name.split(".")[0] == "pyarrow":
-            raise ImportError(name)
-        return real(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
-    assert main(["export", "parquet", "--out", str(tmp_path / "pq"), "--db", db_url]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pyarrow" in err and "export csv" in err
-    assert not (tmp_path / "pq").exists()
