@@ -13,6 +13,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from arena.cache.memo import Recent
 from arena.clock import utc
 from arena.read.model_costs import call_costs
 from arena.scoring.evidence import market_rows
@@ -53,6 +54,16 @@ def model_frontier(engine: Engine, as_of: datetime, forecasts: pd.DataFrame | No
     return cost_skill_frontier(obs, calls, resolved, n_boot=n_boot, seed=seed)
 
 
+_FRONTIERS: Recent[pd.DataFrame] = Recent("frontier")  # a key naming every cohort's facts → the frontier table
+
+
+def kept_frontier(engine: Engine, as_of: datetime, key: str) -> pd.DataFrame:
+    """`model_frontier(engine, as_of)`, kept in the process memory under `key`, which must name every cohort's
+    facts and the markets they read (`web.page_keys.model_pages_key`): a long-running process (the scheduler,
+    `arena serve`) computes it again only when some cohort changed."""
+    return _FRONTIERS.get_or_make(key, lambda: model_frontier(engine, as_of))
+
+
 def frontier_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """The frontier as JSON rows: NaN as null, counts as int, on_frontier as bool."""
     out = []
@@ -70,4 +81,4 @@ def frontier_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["forecast_frame", "frontier_records", "model_frontier"]
+__all__ = ["forecast_frame", "frontier_records", "kept_frontier", "model_frontier"]

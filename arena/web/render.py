@@ -23,7 +23,7 @@ from arena.read.standings import boards_json, standings as compute_boards
 from arena.read.statistics import DEFAULT_DRAWS, cohort_statistics
 from arena.cache.memo import one_reading
 from arena.web.agent_page import agent_contexts
-from arena.read.frontier import frontier_records, model_frontier
+from arena.read.frontier import frontier_records, kept_frontier
 from arena.web.api import (API_PATH, DECOMPOSITION_PATH, FRONTIER_PATH, frontier_json, cohort_api_path, cohort_json, decomposition_json,
                            leaderboard_json, model_api_path, model_json)
 from arena.web.assets import STATIC
@@ -311,7 +311,8 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
                                                                                  ablations)), engine)
     standings = load_standings(engine, as_of, None, with_overall=True, keys=keys.by_id())
     stage("standings")
-    frontier = frontier_records(model_frontier(engine, as_of))  # the index's chart and the model pages share it
+    models_key = model_pages_key(keys)  # every cohort's key: the model pages' and the frontier's
+    frontier = frontier_records(kept_frontier(engine, as_of, models_key))  # the index's chart and the model pages
     count(_render_pages(site, "index", [(None, index_context(engine, as_of, standings, len(keys.markets),
                                                              frontier))]))
     luck = skill_luck(engine, as_of, keys=keys.cohorts)  # "Skill vs luck" on cohort, agent and model pages and the API
@@ -320,7 +321,6 @@ def _render_site(engine: Engine, out_dir: str | Path, as_of: datetime, parallel:
     count(_render_pages(site, "cohort", list(cohorts.items()), cohort_key))
     stage("cohort render")
     seats = model_seats(engine, standings)
-    models_key = model_pages_key(keys)
     kept = bool(seats) and all(site.fresh(page_path("model", n), models_key)  # no cohort's key moved
                                and site.fresh(model_api_path(n), models_key) for n in seats)
     report.kept["model"] = len(seats) if kept else 0

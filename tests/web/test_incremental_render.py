@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from arena.read import frontier
 from arena.read.fact_versions import cohort_markets, cohort_versions
 from arena.store.engine import session_scope
 from arena.cache.memo import forget_all
@@ -89,12 +90,18 @@ COHORT_CHANGES = {"portfolio": _portfolio, "rejection": _rejection, "reasoning":
 
 
 @pytest.mark.parametrize("change", [*CHANGES, *COHORT_CHANGES])
-def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(sim_arena, tmp_path, change):
+def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(sim_arena, tmp_path, change,
+                                                                                monkeypatch):
     engine, as_of = sim_arena.engine, sim_arena.as_of
     site = tmp_path / "site"
     first = render_site(engine, site, as_of, statistics="none")
     assert sum(first.kept.values()) == 0 and first.written > 0
+    real_frontier = frontier.model_frontier
+    monkeypatch.setattr(frontier, "model_frontier", lambda *a, **k: pytest.fail("computed the frontier again"))
     again = render_site(engine, site, as_of, statistics="none")  # nothing changed: every keyed page is kept
+    frontiers: list[int] = []
+    monkeypatch.setattr(frontier, "model_frontier",
+                        lambda *a, **k: frontiers.append(1) or real_frontier(*a, **k))  # type: ignore[func-returns-value]
     assert again.pages.get("cohort", 0) == again.pages.get("agent", 0) == again.pages.get("market", 0) == 0
     assert again.written == 0 and again.kept["cohort"] == first.pages["cohort"]
     assert again.pages.get("model", 0) == 0 and again.kept["model"] == first.pages["model"] > 0  # every cohort's key
@@ -110,6 +117,7 @@ def test_a_scheduled_render_rebuilds_only_what_changed_and_equals_a_full_render(
     before = {p: (site / p).stat().st_mtime_ns for p in _files(site)}
     moved = {c for c, v in _versions(engine).items() if v != versions[c]}  # the cohorts whose version moved
     step = render_site(engine, site, as_of, statistics="none")
+    assert frontiers == [1]  # a cohort's key moved: the frontier is computed again, once
     forget_all()  # the reference is computed from the facts alone, not from slices kept in memory
     full = render_site(engine, tmp_path / "full", as_of, statistics="none", full=True)
     assert _files(site) == _files(tmp_path / "full")
