@@ -1,5 +1,5 @@
 """What the caches hold and how to empty them (`arena cache stats|clear`): the memo tables in the store
-(`memo`, by kind: frames, board, cohort part, overall part) and a rendered site's page manifest (`.arena-site.json`). Every entry is a memo,
+(`memo`, by kind: frames, board, cohort part, overall part, model pairs) and a rendered site's page manifest (`.arena-site.json`). Every entry is a memo,
 never a fact: clearing costs the next read or render its time, and changes no number."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from arena.cache.code import code_digest
 from arena.store.tables import MemoRow, table_of
 
-KINDS = ("frames", "board", "cohort part", "overall part")  # what the memo table holds (`cache`)
+KINDS = ("frames", "board", "cohort part", "overall part", "model pairs")  # what the memo table holds (`cache`)
 SITE_MANIFEST = ".arena-site.json"  # written in a rendered site's folder by `web.site_manifest`
 
 

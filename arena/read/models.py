@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,10 @@ from arena.scoring.headline import REFERENCE_AGENTS, score_forecasts
 from arena.scoring.meta import DEFAULT_LEVEL, MetaAnalysis, dersimonian_laird, pair_differences, score_cells
 from arena.cache.frame_cache import cohort_frames
 from arena.read.contamination import lineup_dates, split
-from arena.cache.memo import Recent, kept
+from arena.cache.board_cache import KEEP_PER_COHORT
+from arena.cache.code import key
+from arena.cache.codec import decode_frames, decode_many_frames, encode_frames
+from arena.cache.memo import MemoTable, Recent, kept
 from arena.store.tables import CohortRow
 
 
@@ -97,7 +101,32 @@ class ModelComparison:
         return "no difference shown"
 
 
-_PAIRS: Recent[pd.DataFrame] = Recent("model pairs")  # digest of a cohort's forecast rows → its rows of every pair
+_PAIRS: Recent[pd.DataFrame] = Recent("model pairs")  # `_pairs_key` → a cohort's rows of every pair
+_FORMAT = 1
+
+
+def _pairs_key(forecasts_digest: str) -> str:
+    """The key of a cohort's pair rows: its forecast rows' digest (`Frames.digests`) under the code digest."""
+    return key("model pairs", _FORMAT, forecasts_digest)
+
+
+def encode_pairs(rows: pd.DataFrame) -> bytes:
+    return encode_frames({"pairs": rows}, {"format": _FORMAT, "part": "model pairs"})
+
+
+def _pairs(frames: Mapping[str, pd.DataFrame | None], meta: Mapping[str, Any]) -> pd.DataFrame:
+    rows = frames.get("pairs")
+    if meta.get("format") != _FORMAT or meta.get("part") != "model pairs" or rows is None:
+        raise ValueError(f"not model pairs of format {_FORMAT}")
+    return rows
+
+
+def decode_pairs(payload: bytes) -> pd.DataFrame:
+    return _pairs(*decode_frames(payload))
+
+
+def decode_many_pairs(payloads: list[bytes]) -> list[pd.DataFrame]:
+    return [_pairs(frames, meta) for frames, meta in decode_many_frames(payloads)]
 
 
 def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
@@ -107,18 +136,23 @@ def _pair_rows(scored: pd.DataFrame) -> pd.DataFrame:
     return pair_differences(cells, [c for c in cells.columns if c not in REFERENCE_AGENTS])
 
 
-def _cohort_pairs(frame: pd.DataFrame, cohorts: list[str], keys: dict[str, str]) -> pd.DataFrame:
+def _cohort_pairs(engine: Engine, frame: pd.DataFrame, cohorts: list[str], digests: dict[str, str],
+                  as_of: datetime) -> pd.DataFrame:
     """`_pair_rows` of every cohort, in cohort order. Each cohort's rows are computed from its forecast rows alone
     (pandas' grouped sums pick their kernel from the whole frame, so rows computed beside other cohorts could
-    differ in a last digit) and kept in the process under the digest of those rows (`Frames.digests`): a render
-    after one cohort's forecasts changed computes that cohort's rows only, and a mark none."""
+    differ in a last digit) and kept — in the process and in the memo table — under the digest of those rows
+    (`Frames.digests`, `_pairs_key`): a render after one cohort's forecasts changed computes that cohort's rows
+    only, a mark none, and so does a fresh process."""
     by = dict(iter(frame.groupby("cohort", sort=False))) if len(frame) else {}
 
     def compute(missing: list[str]) -> dict[str, pd.DataFrame]:
         return {c: _pair_rows(score_forecasts(by[c].reset_index(drop=True))) if c in by else pd.DataFrame()
                 for c in missing}
 
-    found = kept({c: keys[c] for c in cohorts if c in keys}, _PAIRS, None, compute, filed=str, now=None)
+    table = MemoTable(engine, "model pairs", encode_pairs, decode_pairs, keep=KEEP_PER_COHORT,
+                      decode_many=decode_many_pairs)
+    found = kept({c: _pairs_key(digests[c]) for c in cohorts if c in digests}, _PAIRS, table, compute, filed=str,
+                 now=as_of, store_held=True)
     found.update(compute([c for c in cohorts if c not in found]))
     ordered = [found[c] for c in cohorts if len(found[c])]
     return pd.concat(ordered, ignore_index=True) if ordered else pair_differences(pd.DataFrame(), [])
@@ -140,7 +174,7 @@ def model_comparisons(engine: Engine, as_of: datetime, models: list[str] | None 
     clean = split(engine, as_of, frames, lineup_dates(engine, [c[0] for c in cohorts]))
     frame = clean.clean
     order = [str(c) for c in pd.unique(frame["cohort"])]
-    pairs = _cohort_pairs(frame, order, clean.digests.get("forecasts", {}))
+    pairs = _cohort_pairs(engine, frame, order, clean.digests.get("forecasts", {}), as_of)
     if pairs.empty:
         return {}
     z = NormalDist().inv_cdf(0.5 + level / 2.0)

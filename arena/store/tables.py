@@ -445,7 +445,7 @@ class MemoRow(SQLModel, table=True):
     __table_args__ = (Index("ix_memo_kind_cohort", "kind", "cohort"),)
 
     key: str = Field(primary_key=True, max_length=64)  # SHA-256 hex of the inputs
-    kind: str = Field(max_length=20)  # what it holds: "frames", "board", "cohort part", "overall part"
+    kind: str = Field(max_length=20)  # what it holds: "frames", "board", "cohort part", "overall part", "model pairs"
     cohort: str = Field(max_length=100)  # the cohort it is filed under (each keeps its most recently used few)
     payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))  # named Arrow frames (`cache.codec`)
     stored_at: datetime = _ts()

@@ -108,7 +108,7 @@ def test_cache_stats_and_clear_through_the_cli(engine, db_url, tmp_path, capsys)
     assert not (site / ".arena-site.json").exists()
     assert main(["cache", "stats", "--db", db_url]) == 0
     out = capsys.readouterr().out
-    assert all(f"memo {kind}: 0 entries" in out for kind in ("frames", "board", "cohort part", "overall part"))
+    assert all(f"memo {kind}: 0 entries" in out for kind in ("frames", "board", "cohort part", "overall part", "model pairs"))
     again = standings(engine, LATER, n_boot=40)  # recomputed from the facts: the same boards
     for x, y in zip(computed.cohorts, again.cohorts):
         assert x.rows.equals(y.rows)

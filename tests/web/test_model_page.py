@@ -255,16 +255,17 @@ def test_board_heads_carry_a_definition_on_hover_and_the_methodology_defines_the
 
 
 def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_computation(sim_arena, monkeypatch):
-    """The model pages' comparisons keep each cohort's pair rows in the process (`services.models`), under the key
-    naming that cohort's frames: after one cohort's facts change (a replicate's forecast recorded) only its rows are
-    computed again; after a
-    question resolves, the rows of the cohorts that asked it are, and they move. Each time every comparison equals
-    one computed with nothing kept."""
+    """The model pages' comparisons keep each cohort's pair rows in the process and the memo table (`read.models`),
+    under the key naming that cohort's forecast rows: after one cohort's facts change (a replicate's forecast
+    recorded) only its rows are computed again; after a question resolves, the rows of the cohorts that asked it
+    are, and they move; a fresh process computes none. Each time every comparison equals one read back from the
+    memo table and one computed with nothing kept."""
     from datetime import timedelta
 
     from sqlalchemy import select, update
     from sqlmodel import Session
 
+    from arena.cache import housekeeping
     from arena.read import models
     from arena.store.engine import session_scope
     from arena.store.frames import forecast_set_frame
@@ -281,15 +282,21 @@ def test_comparisons_recompute_only_the_changed_cohorts_rows_and_equal_a_fresh_c
         kept = model_comparisons(engine, as_of)
         assert all(len(c) == 1 for c in computed)  # each cohort's rows computed alone
         seen = [set().union(*computed)]
+        forget_all()  # a fresh process: every cohort's rows come from the memo table
+        computed.clear()
+        stored = model_comparisons(engine, as_of)
+        assert computed == []
         forget_all()
+        housekeeping.clear(engine)  # nothing kept anywhere: every row computed from the facts
         fresh = model_comparisons(engine, as_of)
-        assert kept.keys() == fresh.keys()
-        for model, comps in kept.items():
-            assert [c.versus for c in comps] == [c.versus for c in fresh[model]]
-            for got, want in zip(comps, fresh[model]):
-                pd.testing.assert_frame_equal(got.cohorts, want.cohorts, check_exact=True)
-                assert (got.meta.k, got.verdict) == (want.meta.k, want.verdict)
-                assert got.meta.estimate == want.meta.estimate or got.meta.k == 0
+        for other in (stored, fresh):
+            assert kept.keys() == other.keys()
+            for model, comps in kept.items():
+                assert [c.versus for c in comps] == [c.versus for c in other[model]]
+                for got, want in zip(comps, other[model]):
+                    pd.testing.assert_frame_equal(got.cohorts, want.cohorts, check_exact=True)
+                    assert (got.meta.k, got.verdict) == (want.meta.k, want.verdict)
+                    assert got.meta.estimate == want.meta.estimate or got.meta.k == 0
         return kept, seen
 
     forget_all()
